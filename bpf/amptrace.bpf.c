@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * amptrace kernel side: one object, one stage of the causal chain per
+ * header, in the order the data flows:
+ *   syscall (entry) -> dirty folio (page) -> request completion (bytes).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "amptrace.h"
+#include "maps.bpf.h"
+#include "compat.bpf.h"
+#include "entry.bpf.h"
+#include "syscall.bpf.h"
+#include "dirty.bpf.h"
+#include "block.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Every struct that crosses the kernel/user boundary.  Plain fixed-size
+ * types and explicit padding only: this header is compiled by clang for
+ * BPF and by the host compiler for the loader, and both must agree on
+ * the layout byte for byte.
+ */
+#ifndef AMPTRACE_H
+#define AMPTRACE_H
+
+#define AMP_COMM_LEN	 16
+#define AMP_DISK_NAME_LEN 32
+#define AMP_SCATTER_MAX	 48	/* folio runs kept inline per entry */
+#define AMP_MAX_SYSCALLS 512	/* size of the syscall -> kind table */
+#define AMP_MAX_EXCLUDED 8	/* inodes never charged (our own output) */
+
+/* What a traced syscall does to entries. */
+enum amp_syscall_kind {
+	AMP_SYS_NONE = 0,
+	AMP_SYS_WRITE = 1,	/* write-family on a regular file: opens at enter */
+	AMP_SYS_RECV = 2,	/* receive on a socket: opens at exit when ret > 0 */
+	AMP_SYS_RECVMMSG = 3,	/* like RECV, bytes summed from the mmsghdr array */
+};
+
+/* Device byte classes; they sum to the device's written-sector counter. */
+enum amp_class {
+	AMP_CLASS_DATA = 0,	/* file pages dirtied by a traced entry */
+	AMP_CLASS_METADATA = 1,	/* bdev/dir/btree pages, REQ_META */
+	AMP_CLASS_JOURNAL = 2,	/* submitted by the fs journal thread (jbd2) */
+	AMP_CLASS_OTHER = 3,	/* untraced writers, direct I/O, unwalked */
+	AMP_NR_CLASSES = 4,
+};
+
+/* Kind of a dirtied page, as recorded in an entry's scatter list. */
+enum amp_page_kind {
+	AMP_PAGE_FILE = 0,	/* regular-file page: its write-out is data */
+	AMP_PAGE_META = 1,	/* block-device or directory page: metadata */
+};
+
+/* Entry flags. */
+#define AMP_ENTRY_CLOSED	(1u << 0)	/* the thread moved on or exited */
+#define AMP_ENTRY_FAILED	(1u << 1)	/* the write syscall returned <= 0 */
+#define AMP_ENTRY_DRAINED	(1u << 2)	/* reported at exit or timeout, not settled */
+
+/* One dirtied folio: (file, page offset) and its size in pages. */
+struct amp_page_run {
+	__u64 ino;
+	__u64 index;		/* page index of the folio's first page */
+	__u32 dev;		/* s_dev, kernel encoding (major << 20 | minor) */
+	__u16 npages;
+	__u8 kind;		/* enum amp_page_kind */
+	__u8 written;		/* 1 once its first device bytes were seen */
+};
+
+/*
+ * One logging syscall and everything charged to it.  Lives in the entries
+ * map while open or unsettled, and is copied whole into the ring buffer
+ * once: when it is closed and every folio it dirtied has been written.
+ */
+struct amp_entry {
+	__u64 id;
+	__u64 start_ns;		/* CLOCK_BOOTTIME of the syscall */
+	__u64 end_ns;		/* when the next logging syscall closed it */
+	__u32 pid;		/* tgid */
+	__u32 tid;
+	char comm[AMP_COMM_LEN];
+	__s32 syscall_nr;
+	__u32 flags;		/* AMP_ENTRY_* */
+	__s64 bytes;		/* syscall return value */
+	__u64 fd_ino;		/* target file of a write (0 for sockets) */
+	__u32 fd_dev;
+	__u32 pages_dirtied;	/* sum of the folio sizes first-dirtied */
+	__u32 folios_dirtied;
+	__u32 folios_written;
+	__u32 write_faults;
+	__u32 ios;		/* requests that carried its pages */
+	__u64 dev_bytes[AMP_NR_CLASSES];
+	__s32 outstanding;	/* 1 while open + folios not yet written */
+	__u32 nr_runs;
+	__u32 runs_dropped;	/* folios beyond AMP_SCATTER_MAX */
+	__u32 __pad;
+	struct amp_page_run runs[AMP_SCATTER_MAX];
+};
+
+/* Key of the page-owner map: one dirtied folio of one file. */
+struct amp_page_key {
+	__u64 ino;
+	__u64 index;
+	__u32 dev;
+	__u32 __pad;
+};
+
+struct amp_page_owner {
+	__u64 entry_id;
+	__u32 npages;
+	__u32 bytes_written;
+	__u16 run;		/* slot in the entry's runs[], or 0xffff */
+	__u8 kind;
+	__u8 __pad[5];
+};
+
+/* Per written-to disk: bytes by class over the whole run. */
+struct amp_dev_stats {
+	char name[AMP_DISK_NAME_LEN];
+	__u64 bytes[AMP_NR_CLASSES];
+	__u64 charged_bytes;	/* part of data+metadata charged to live entries */
+	__u64 late_bytes;	/* traced folios written after their entry was reported */
+	__u64 ios;
+	__u64 unwalked_bytes;	/* request bytes past the walk limit (in OTHER) */
+};
+
+/* Per dirtied file (dev, ino) of traced entries. */
+struct amp_file_key {
+	__u64 ino;
+	__u32 dev;
+	__u32 __pad;
+};
+
+struct amp_file_stats {
+	__u32 last_pid;		/* a tgid that dirtied it: for path lookup */
+	__u32 __pad;
+	__u64 folios_dirtied;
+	__u64 pages_dirtied;
+	__u64 dev_bytes;	/* device bytes of its folios, charged to entries */
+};
+
+/* Losses and counters, one per CPU; the loader sums them. */
+struct amp_stats {
+	__u64 entries_opened;
+	__u64 ringbuf_drops;	/* finished entries that did not fit */
+	__u64 entries_full;	/* entries map full: syscall not traced */
+	__u64 threads_full;
+	__u64 pending_full;
+	__u64 pages_full;	/* page-owner map full: folio uncharged */
+	__u64 files_full;
+	__u64 devs_full;
+	__u64 pages_untracked;	/* dirtied by a traced thread with no entry */
+	__u64 pages_cancelled;	/* re-dirtied or dropped before write-out */
+	__u64 jbd2_bios_full;
+};
+
+#endif /* AMPTRACE_H */

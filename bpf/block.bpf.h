@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Stage 3: write-out.  At request completion (block_rq_complete, where the
+ * kernel also adds the request's bytes to /sys/block/DEV/stat) walk the
+ * request's bios and bvecs page by page, find each page's file and index,
+ * and charge the bytes to the entry that dirtied that folio.  Bytes no
+ * entry owns go to the metadata, journal or other class, so the classes
+ * always sum to what the device counted.
+ */
+#ifndef AMPTRACE_BLOCK_BPF_H
+#define AMPTRACE_BLOCK_BPF_H
+
+#define AMP_REQ_OP_MASK 0xff
+
+static __always_inline bool comm_is_jbd2(void)
+{
+	char comm[8];
+
+	bpf_get_current_comm(comm, sizeof(comm));
+	return comm[0] == 'j' && comm[1] == 'b' && comm[2] == 'd' &&
+	       comm[3] == '2' && comm[4] == '/';
+}
+
+/* Remember bios that the ext4 journal thread submits: its commit blocks. */
+SEC("tp_btf/block_bio_queue")
+int BPF_PROG(on_bio_queue, struct bio *bio)
+{
+	__u64 key = (__u64)bio;
+	__u8 one = 1;
+
+	if (!comm_is_jbd2())
+		return 0;
+	if (bpf_map_update_elem(&jbd2_bios, &key, &one, BPF_ANY))
+		STAT_INC(jbd2_bios_full);
+	return 0;
+}
+
+struct walk {
+	struct amp_dev_stats *ds;
+	struct bio *bio;
+	struct bio_vec *vecs;
+	__u64 last_entry;	/* to count each entry once per request */
+	__u32 idx;		/* bvec index in the current bio */
+	__u32 done;		/* bytes consumed in that bvec */
+	__u32 bio_left;		/* bytes left in the current bio */
+	__u32 rq_left;		/* bytes left in the request */
+	bool bio_walkable;	/* REQ_OP_WRITE: pages to look at */
+	bool bio_jbd2;
+	bool bio_meta;
+};
+
+static __always_inline void walk_load_bio(struct walk *w, struct bio *bio)
+{
+	__u32 opf = BPF_CORE_READ(bio, bi_opf);
+	__u64 key = (__u64)bio;
+	int meta = bpf_core_enum_value(enum req_flag_bits, __REQ_META);
+
+	w->bio = bio;
+	w->vecs = BPF_CORE_READ(bio, bi_io_vec);
+	w->idx = BPF_CORE_READ(bio, bi_iter.bi_idx);
+	w->done = BPF_CORE_READ(bio, bi_iter.bi_bvec_done);
+	w->bio_left = BPF_CORE_READ(bio, bi_iter.bi_size);
+	w->bio_walkable = (opf & AMP_REQ_OP_MASK) == REQ_OP_WRITE && w->vecs;
+	w->bio_meta = opf & (1u << meta);
+	w->bio_jbd2 = bpf_map_lookup_elem(&jbd2_bios, &key) != NULL;
+	if (w->bio_jbd2)
+		bpf_map_delete_elem(&jbd2_bios, &key);
+}
+
+static __always_inline void charge_class(struct walk *w, int cls, __u32 bytes)
+{
+	if (cls >= 0 && cls < AMP_NR_CLASSES)
+		__sync_fetch_and_add(&w->ds->bytes[cls], bytes);
+}
+
+/* Bytes of a folio owned by an entry: charge the entry, maybe settle it. */
+static __always_inline void charge_owner(struct walk *w, struct amp_page_key *key,
+					 struct amp_page_owner *o, __u32 bytes)
+{
+	int cls = o->kind == AMP_PAGE_FILE ? AMP_CLASS_DATA : AMP_CLASS_METADATA;
+	struct amp_file_key fk = { .dev = key->dev, .ino = key->ino };
+	struct amp_file_stats *fs;
+	struct amp_entry *e;
+	bool first = o->bytes_written == 0;
+	__u32 written;
+
+	charge_class(w, cls, bytes);
+	fs = bpf_map_lookup_elem(&files, &fk);
+	if (fs)
+		__sync_fetch_and_add(&fs->dev_bytes, bytes);
+
+	e = entry_lookup(o->entry_id);
+	if (!e) {
+		__sync_fetch_and_add(&w->ds->late_bytes, bytes);
+	} else {
+		__sync_fetch_and_add(&w->ds->charged_bytes, bytes);
+		__sync_fetch_and_add(&e->dev_bytes[cls & 1], bytes);
+		if (w->last_entry != o->entry_id) {
+			__sync_fetch_and_add(&e->ios, 1);
+			w->last_entry = o->entry_id;
+		}
+	}
+
+	written = __sync_fetch_and_add(&o->bytes_written, bytes) + bytes;
+	if (first && e) {
+		__u16 run = o->run;
+
+		if (run < AMP_SCATTER_MAX)
+			e->runs[run].written = 1;
+		__sync_fetch_and_add(&e->folios_written, 1);
+		entry_put(e);
+	}
+	/* Whole folio out: forget it, the next dirtier pays again. */
+	if (written >= o->npages * page_size)
+		bpf_map_delete_elem(&page_owners, key);
+}
+
+/* Bytes nobody owns: classify by what the page is. */
+static __always_inline int classify_unowned(struct walk *w, struct inode *host)
+{
+	__u16 mode;
+
+	if (!host)	/* anonymous, bounce or frozen-copy page */
+		return w->bio_jbd2 ? AMP_CLASS_JOURNAL :
+		       w->bio_meta ? AMP_CLASS_METADATA : AMP_CLASS_OTHER;
+	mode = BPF_CORE_READ(host, i_mode) & AMP_S_IFMT;
+	if (mode == AMP_S_IFREG)
+		return AMP_CLASS_OTHER;	/* an untraced writer's file data */
+	return w->bio_jbd2 ? AMP_CLASS_JOURNAL : AMP_CLASS_METADATA;
+}
+
+/* One step: at most one folio's bytes within one bvec. */
+static long walk_step(__u32 i, void *ctx)
+{
+	struct walk *w = ctx;
+	struct amp_page_key key = {};
+	struct amp_page_owner *o;
+	struct address_space *mapping;
+	struct inode *host = NULL;
+	struct folio *folio;
+	struct page *page;
+	struct bio_vec bv;
+	__u32 pos, chunk, in_page, page_nr;
+
+	if (!w->rq_left || !w->ds)
+		return 1;
+	if (!w->bio_left) {
+		struct bio *cur = w->bio;	/* a local: CO-RE must not relocate w-> */
+		struct bio *next = cur ? BPF_CORE_READ(cur, bi_next) : NULL;
+
+		if (!next) {
+			/* Request bytes beyond its bios: count, do not lose. */
+			charge_class(w, AMP_CLASS_OTHER, w->rq_left);
+			w->rq_left = 0;
+			return 1;
+		}
+		walk_load_bio(w, next);
+		return 0;
+	}
+	if (!w->bio_walkable) {
+		chunk = w->bio_left < w->rq_left ? w->bio_left : w->rq_left;
+		charge_class(w, w->bio_meta ? AMP_CLASS_METADATA : AMP_CLASS_OTHER, chunk);
+		w->bio_left -= chunk;
+		w->rq_left -= chunk;
+		return 0;
+	}
+
+	if (bpf_probe_read_kernel(&bv, sizeof(bv), &w->vecs[w->idx & 0xffff]))
+		return 1;
+	if (w->done >= bv.bv_len) {
+		w->idx++;
+		w->done = 0;
+		return 0;
+	}
+	pos = bv.bv_offset + w->done;
+	page_nr = pos / page_size;
+	in_page = pos % page_size;
+	chunk = bv.bv_len - w->done;
+	if (chunk > w->bio_left)
+		chunk = w->bio_left;
+	if (chunk > w->rq_left)
+		chunk = w->rq_left;
+
+	/* Multi-page bvecs: pages are consecutive in the memmap. */
+	page = (struct page *)((void *)bv.bv_page +
+			       page_nr * bpf_core_type_size(struct page));
+	folio = page_to_folio(page);
+	mapping = folio_file_mapping(folio);
+	if (mapping)
+		host = BPF_CORE_READ(mapping, host);
+	if (host) {
+		__u64 sub = ((__u64)page - (__u64)folio) / bpf_core_type_size(struct page);
+
+		key.dev = BPF_CORE_READ(host, i_sb, s_dev);
+		key.ino = BPF_CORE_READ(host, i_ino);
+		key.index = BPF_CORE_READ(folio, index);
+		o = bpf_map_lookup_elem(&page_owners, &key);
+		if (o && !(w->bio_jbd2 && o->kind != AMP_PAGE_FILE)) {
+			/* Up to the folio's end, at most. */
+			__u32 left = (o->npages - sub) * page_size - in_page;
+
+			if (sub < o->npages && chunk > left)
+				chunk = left;
+			charge_owner(w, &key, o, chunk);
+			goto advance;
+		}
+	}
+	if (chunk > page_size - in_page)
+		chunk = page_size - in_page;
+	charge_class(w, classify_unowned(w, host), chunk);
+advance:
+	w->done += chunk;
+	w->bio_left -= chunk;
+	w->rq_left -= chunk;
+	return 0;
+}
+
+static __always_inline bool op_counts_as_write(__u32 op)
+{
+	/* /sys/block stat groups: odd ops write, discards are their own. */
+	return (op & 1) && op != REQ_OP_DISCARD && op != REQ_OP_SECURE_ERASE;
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(on_rq_complete, struct request *rq, blk_status_t error,
+	     unsigned int nr_bytes)
+{
+	struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
+	struct walk w = {};
+	struct bio *bio;
+	__u32 dev;
+
+	if (!nr_bytes || !disk ||
+	    !op_counts_as_write(BPF_CORE_READ(rq, cmd_flags) & AMP_REQ_OP_MASK))
+		return 0;
+	if (filter_dev && (BPF_CORE_READ(disk, major) != target_disk_major ||
+			   BPF_CORE_READ(disk, first_minor) != target_disk_minor))
+		return 0;
+
+	dev = (BPF_CORE_READ(disk, major) << 20) | BPF_CORE_READ(disk, first_minor);
+	w.ds = bpf_map_lookup_elem(&devs, &dev);
+	if (!w.ds) {
+		struct amp_dev_stats init = {};
+
+		BPF_CORE_READ_STR_INTO(&init.name, disk, disk_name);
+		if (bpf_map_update_elem(&devs, &dev, &init, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&devs, &dev)) {
+			STAT_INC(devs_full);
+			return 0;
+		}
+		w.ds = bpf_map_lookup_elem(&devs, &dev);
+		if (!w.ds)
+			return 0;
+	}
+	__sync_fetch_and_add(&w.ds->ios, 1);
+
+	w.rq_left = nr_bytes;
+	bio = BPF_CORE_READ(rq, bio);
+	if (bio)
+		walk_load_bio(&w, bio);
+	bpf_loop(walk_max_steps, walk_step, &w, 0);
+	if (w.rq_left) {
+		/* Walk limit reached: the rest is counted, unattributed. */
+		__sync_fetch_and_add(&w.ds->unwalked_bytes, w.rq_left);
+		charge_class(&w, AMP_CLASS_OTHER, w.rq_left);
+	}
+	return 0;
+}
+
+#endif /* AMPTRACE_BLOCK_BPF_H */

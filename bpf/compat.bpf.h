@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * CO-RE shims: every place where the kernel's layout changed under us,
+ * decided from BTF at load time, never from a version number.
+ */
+#ifndef AMPTRACE_COMPAT_BPF_H
+#define AMPTRACE_COMPAT_BPF_H
+
+#define AMP_S_IFMT   00170000
+#define AMP_S_IFSOCK 0140000
+#define AMP_S_IFREG  0100000
+
+/*
+ * folio_nr_pages(): 6.13+ keeps the count in folio->_nr_pages
+ * (commit "mm: rename _folio_nr_pages to _nr_pages"); before that it was
+ * _folio_nr_pages; kernels before either only had the order.
+ */
+struct folio___nr_pages {
+	unsigned int _nr_pages;
+} __attribute__((preserve_access_index));
+
+struct folio___folio_nr_pages {
+	unsigned int _folio_nr_pages;
+} __attribute__((preserve_access_index));
+
+struct folio___order {
+	unsigned char _folio_order;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool folio_is_large(struct folio *folio)
+{
+	/* folio->flags became memdesc_flags_t in 6.17; the word is at the
+	 * same place either way, so read it raw. */
+	unsigned long flags = 0;
+	int head = bpf_core_enum_value(enum pageflags, PG_head);
+
+	bpf_probe_read_kernel(&flags, sizeof(flags),
+			      (void *)folio + bpf_core_field_offset(struct folio, flags));
+	return flags & (1UL << head);
+}
+
+static __always_inline __u32 folio_npages(struct folio *folio)
+{
+	if (!folio_is_large(folio))
+		return 1;
+	if (bpf_core_field_exists(struct folio___nr_pages, _nr_pages))
+		return BPF_CORE_READ((struct folio___nr_pages *)folio, _nr_pages);
+	if (bpf_core_field_exists(struct folio___folio_nr_pages, _folio_nr_pages))
+		return BPF_CORE_READ((struct folio___folio_nr_pages *)folio, _folio_nr_pages);
+	if (bpf_core_field_exists(struct folio___order, _folio_order))
+		return 1u << BPF_CORE_READ((struct folio___order *)folio, _folio_order);
+	return 1;
+}
+
+/* page_folio(): a tail page points at its head with bit 0 set. */
+static __always_inline struct folio *page_to_folio(struct page *page)
+{
+	unsigned long head = BPF_CORE_READ(page, compound_head);
+
+	if (head & 1)
+		return (struct folio *)(head - 1);
+	return (struct folio *)page;
+}
+
+/* A file's address_space, or NULL for anonymous/movable/KSM pages. */
+static __always_inline struct address_space *folio_file_mapping(struct folio *folio)
+{
+	unsigned long mapping = (unsigned long)BPF_CORE_READ(folio, mapping);
+
+	if (mapping & 3)	/* PAGE_MAPPING_ANON / _MOVABLE / KSM */
+		return NULL;
+	return (struct address_space *)mapping;
+}
+
+/* vm_flags is a union with __vm_flags since 6.3; the offset is unchanged. */
+#define AMP_VM_SHARED 0x00000008UL
+
+#endif /* AMPTRACE_COMPAT_BPF_H */

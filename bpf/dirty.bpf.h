@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Stage 2: dirtying.  writeback_dirty_folio fires once per clean->dirty
+ * transition, in the task that made the folio dirty (write(), or a write
+ * fault on a shared file mapping), so the first dirtier pays for the
+ * folio's write-out; later writers to an already-dirty folio ride free.
+ */
+#ifndef AMPTRACE_DIRTY_BPF_H
+#define AMPTRACE_DIRTY_BPF_H
+
+/* Is this superblock on the disk given by --dev? */
+static __always_inline bool sb_on_target_disk(struct super_block *sb)
+{
+	struct gendisk *disk;
+
+	if (!filter_dev)
+		return true;
+	disk = BPF_CORE_READ(sb, s_bdev, bd_disk);
+	if (!disk)
+		return false;
+	return BPF_CORE_READ(disk, major) == target_disk_major &&
+	       BPF_CORE_READ(disk, first_minor) == target_disk_minor;
+}
+
+/* A folio that will never be written as its owner expects: release it. */
+static __always_inline void page_owner_cancel(struct amp_page_key *key)
+{
+	struct amp_page_owner *o = bpf_map_lookup_elem(&page_owners, key);
+	struct amp_entry *e;
+
+	if (!o)
+		return;
+	if (!o->bytes_written) {
+		STAT_INC(pages_cancelled);
+		e = entry_lookup(o->entry_id);
+		if (e)
+			entry_put(e);
+	}
+	bpf_map_delete_elem(&page_owners, key);
+}
+
+static __always_inline void file_account(struct amp_file_key *fk, __u32 tgid,
+					 __u32 npages)
+{
+	struct amp_file_stats *fs = bpf_map_lookup_elem(&files, fk);
+
+	if (!fs) {
+		struct amp_file_stats init = { .last_pid = tgid };
+
+		if (bpf_map_update_elem(&files, fk, &init, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&files, fk)) {
+			STAT_INC(files_full);
+			return;
+		}
+		fs = bpf_map_lookup_elem(&files, fk);
+		if (!fs)
+			return;
+	}
+	fs->last_pid = tgid;
+	__sync_fetch_and_add(&fs->folios_dirtied, 1);
+	__sync_fetch_and_add(&fs->pages_dirtied, npages);
+}
+
+SEC("tp_btf/writeback_dirty_folio")
+int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct amp_page_key key = {};
+	struct amp_page_owner owner = {};
+	struct amp_file_key fk = {};
+	struct inode *host;
+	struct super_block *sb;
+	struct amp_entry *e;
+	__u32 slot;
+
+	if (!mapping)
+		return 0;
+	host = BPF_CORE_READ(mapping, host);
+	if (!host)
+		return 0;
+	sb = BPF_CORE_READ(host, i_sb);
+	key.dev = BPF_CORE_READ(sb, s_dev);
+	key.ino = BPF_CORE_READ(host, i_ino);
+	key.index = BPF_CORE_READ(folio, index);
+
+	/* A new dirtying episode: whoever owned the folio before is done. */
+	page_owner_cancel(&key);
+
+	e = thread_entry((__u32)pid_tgid);
+	if (!e) {
+		if (bpf_map_lookup_elem(&threads, &(__u32){(__u32)pid_tgid}))
+			STAT_INC(pages_untracked);
+		return 0;
+	}
+	if (!sb_on_target_disk(sb))
+		return 0;
+	fk.dev = key.dev;
+	fk.ino = key.ino;
+	if (bpf_map_lookup_elem(&excluded_files, &fk))
+		return 0;
+
+	owner.entry_id = e->id;
+	owner.npages = folio_npages(folio);
+	owner.kind = (BPF_CORE_READ(host, i_mode) & AMP_S_IFMT) == AMP_S_IFREG ?
+		     AMP_PAGE_FILE : AMP_PAGE_META;
+	slot = e->nr_runs;
+	owner.run = slot < AMP_SCATTER_MAX ? slot : 0xffff;
+	if (bpf_map_update_elem(&page_owners, &key, &owner, BPF_ANY)) {
+		STAT_INC(pages_full);
+		return 0;
+	}
+
+	__sync_fetch_and_add(&e->outstanding, 1);
+	e->folios_dirtied++;
+	e->pages_dirtied += owner.npages;
+	if (slot < AMP_SCATTER_MAX) {
+		struct amp_page_run *run = &e->runs[slot];
+
+		run->dev = key.dev;
+		run->ino = key.ino;
+		run->index = key.index;
+		run->npages = owner.npages;
+		run->kind = owner.kind;
+		e->nr_runs = slot + 1;
+	} else {
+		e->runs_dropped++;
+	}
+	file_account(&fk, pid_tgid >> 32, owner.npages);
+	return 0;
+}
+
+/* Does addr fall in a shared file mapping?  bpf_find_vma callback. */
+static long vma_is_shared_file(struct task_struct *task, struct vm_area_struct *vma,
+			       void *ctx)
+{
+	bool *shared = ctx;
+
+	*shared = BPF_CORE_READ(vma, vm_file) &&
+		  (BPF_CORE_READ(vma, vm_flags) & AMP_VM_SHARED);
+	return 0;
+}
+
+/*
+ * Optional (x86 only): write faults on shared file mappings, the way
+ * journald dirties its file.  Loaded only where the tracepoint exists.
+ */
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(on_page_fault_user, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	struct amp_entry *e;
+	bool shared = false;
+
+	if (!(error_code & 2))	/* X86_PF_WRITE */
+		return 0;
+	e = thread_entry((__u32)bpf_get_current_pid_tgid());
+	if (!e)
+		return 0;
+	bpf_find_vma(bpf_get_current_task_btf(), address, vma_is_shared_file, &shared, 0);
+	if (shared)
+		e->write_faults++;
+	return 0;
+}
+
+#endif /* AMPTRACE_DIRTY_BPF_H */

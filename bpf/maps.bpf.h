@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Maps and load-time configuration shared by every stage.  Sizes here are
+ * defaults; the loader resizes each map from the command line before load.
+ */
+#ifndef AMPTRACE_MAPS_BPF_H
+#define AMPTRACE_MAPS_BPF_H
+
+/* Set by the loader through the skeleton's rodata before load. */
+const volatile __u32 self_tgid = 0;	/* never trace the tracer itself */
+const volatile bool filter_pid = false;
+const volatile bool filter_comm = false;
+const volatile bool filter_cgroup = false;
+const volatile bool filter_dev = false;
+const volatile char target_comm[AMP_COMM_LEN] = {};
+const volatile __u32 target_disk_major = 0;
+const volatile __u32 target_disk_minor = 0;
+const volatile __u32 page_size = 4096;
+const volatile __u32 walk_max_steps = 4096;	/* bvec chunks per request */
+
+/* Source of entry ids; 0 means "no entry". */
+__u64 next_entry_id = 1;
+
+/* Template for a new entry: copied into the entries map, then filled. */
+static const struct amp_entry zero_entry;
+
+/* syscall number -> enum amp_syscall_kind, filled from the chosen preset. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, AMP_MAX_SYSCALLS);
+	__type(key, __u32);
+	__type(value, __u8);
+} syscall_kinds SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32);	/* tgid */
+	__type(value, __u8);
+} target_pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} target_cgroup SEC(".maps");
+
+/* Files never charged: amptrace's own output. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, AMP_MAX_EXCLUDED);
+	__type(key, struct amp_file_key);
+	__type(value, __u8);
+} excluded_files SEC(".maps");
+
+/* A logging syscall in flight on a thread, between enter and exit. */
+struct pending_syscall {
+	__u64 start_ns;
+	__u64 arg_ptr;		/* recvmmsg: the mmsghdr array */
+	__u64 fd_ino;
+	__u32 fd_dev;
+	__s32 nr;
+	__u8 kind;
+	__u8 __pad[7];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);	/* tid */
+	__type(value, struct pending_syscall);
+} pending SEC(".maps");
+
+/* tid -> id of the thread's open entry. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} threads SEC(".maps");
+
+/* Open and unsettled entries. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct amp_entry);
+} entries SEC(".maps");
+
+/* Dirty folios of traced entries, until their write-out is seen. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 262144);
+	__type(key, struct amp_page_key);
+	__type(value, struct amp_page_owner);
+} page_owners SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct amp_file_key);
+	__type(value, struct amp_file_stats);
+} files SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u32);	/* disk dev_t, kernel encoding */
+	__type(value, struct amp_dev_stats);
+} devs SEC(".maps");
+
+/* Bios submitted by a jbd2 thread, from queue to completion. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u64);
+	__type(value, __u8);
+} jbd2_bios SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct amp_stats);
+} stats SEC(".maps");
+
+/* One record per finished entry. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);
+} events SEC(".maps");
+
+#define STAT_INC(field)                                            \
+	do {                                                       \
+		__u32 zero__ = 0;                                  \
+		struct amp_stats *s__ = bpf_map_lookup_elem(&stats, &zero__); \
+		if (s__)                                           \
+			s__->field++;                              \
+	} while (0)
+
+#endif /* AMPTRACE_MAPS_BPF_H */

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Stage 1: the logging syscall.  Write-family syscalls on regular files
+ * open their entry at enter, because the write itself dirties pages;
+ * receives on sockets open theirs at exit, once they returned data.
+ */
+#ifndef AMPTRACE_SYSCALL_BPF_H
+#define AMPTRACE_SYSCALL_BPF_H
+
+#define AMP_RECVMMSG_MAX 64	/* messages summed per recvmmsg */
+
+static __always_inline bool comm_matches(void)
+{
+	char comm[AMP_COMM_LEN];
+
+	bpf_get_current_comm(comm, sizeof(comm));
+	for (int i = 0; i < AMP_COMM_LEN; i++) {
+		if (comm[i] != target_comm[i])
+			return false;
+		if (!comm[i])
+			break;
+	}
+	return true;
+}
+
+static __always_inline bool task_is_target(__u64 pid_tgid)
+{
+	__u32 tgid = pid_tgid >> 32;
+
+	if (tgid == self_tgid)
+		return false;
+	if (filter_pid && !bpf_map_lookup_elem(&target_pids, &tgid))
+		return false;
+	if (filter_comm && !comm_matches())
+		return false;
+	if (filter_cgroup && bpf_current_task_under_cgroup(&target_cgroup, 0) != 1)
+		return false;
+	return true;
+}
+
+/* The inode behind fd in the current task, or NULL. */
+static __always_inline struct inode *fd_inode(int fd)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds, *file = NULL;
+
+	if (!fdt || fd < 0 || fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
+		return NULL;
+	return BPF_CORE_READ(file, f_inode);
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(on_sys_enter, struct pt_regs *regs, long nr)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct pending_syscall p = {};
+	__u32 key = nr;
+	struct inode *inode;
+	__u8 *kind;
+	__u16 mode;
+
+	kind = bpf_map_lookup_elem(&syscall_kinds, &key);
+	if (!kind || *kind == AMP_SYS_NONE || !task_is_target(pid_tgid))
+		return 0;
+
+	inode = fd_inode((int)PT_REGS_PARM1_CORE_SYSCALL(regs));
+	if (!inode)
+		return 0;
+	mode = BPF_CORE_READ(inode, i_mode) & AMP_S_IFMT;
+	p.start_ns = bpf_ktime_get_boot_ns();
+	p.nr = nr;
+	p.kind = *kind;
+
+	if (p.kind == AMP_SYS_WRITE) {
+		struct amp_file_key fk = {};
+
+		if (mode != AMP_S_IFREG)
+			return 0;
+		fk.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+		fk.ino = BPF_CORE_READ(inode, i_ino);
+		if (bpf_map_lookup_elem(&excluded_files, &fk))
+			return 0;
+		p.fd_dev = fk.dev;
+		p.fd_ino = fk.ino;
+		if (!entry_open(pid_tgid, &p))
+			return 0;
+	} else {
+		if (mode != AMP_S_IFSOCK)
+			return 0;
+		p.arg_ptr = PT_REGS_PARM2_CORE_SYSCALL(regs);
+	}
+	key = (__u32)pid_tgid;
+	if (bpf_map_update_elem(&pending, &key, &p, BPF_ANY))
+		STAT_INC(pending_full);
+	return 0;
+}
+
+/* recvmmsg returns a message count; the bytes are in each msg_len. */
+static __always_inline __s64 recvmmsg_bytes(__u64 vec, long n)
+{
+	__s64 bytes = 0;
+
+	for (int i = 0; i < AMP_RECVMMSG_MAX && i < n; i++) {
+		unsigned int len = 0;
+
+		bpf_probe_read_user(&len, sizeof(len),
+				    (void *)(vec + i * sizeof(struct mmsghdr) +
+					     offsetof(struct mmsghdr, msg_len)));
+		bytes += len;
+	}
+	return bytes;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
+	struct pending_syscall *p;
+	struct amp_entry *e;
+
+	p = bpf_map_lookup_elem(&pending, &tid);
+	if (!p)
+		return 0;
+
+	if (p->kind == AMP_SYS_WRITE) {
+		e = thread_entry(tid);
+		if (e) {
+			e->bytes = ret;
+			if (ret <= 0)
+				e->flags |= AMP_ENTRY_FAILED;
+		}
+	} else if (ret > 0) {
+		e = entry_open(pid_tgid, p);
+		if (e)
+			e->bytes = p->kind == AMP_SYS_RECVMMSG ?
+				   recvmmsg_bytes(p->arg_ptr, ret) : ret;
+	}
+	bpf_map_delete_elem(&pending, &tid);
+	return 0;
+}
+
+/* A thread that exits ends its entry: nothing else can be charged to it. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_thread_exit)
+{
+	entry_close((__u32)bpf_get_current_pid_tgid());
+	return 0;
+}
+
+#endif /* AMPTRACE_SYSCALL_BPF_H */

@@ -1,0 +1,315 @@
+# shellcheck shell=bash
+# tests/lib.sh - helpers for amptrace test scripts.  Source it, don't run it:
+#
+#   set -euo pipefail
+#   . "$(dirname "$0")/lib.sh"
+#
+# Everything that creates state (loop devices, mounts, daemons, dirs) registers
+# its own undo with at_exit, so a test leaves nothing behind on success,
+# failure (set -e) or Ctrl-C.  Rules that follow from how bash works:
+#   * Call make_loopfs / start_* in the main shell, never inside $( ) or a
+#     pipeline: a subshell gets its own copy of the cleanup list and globals.
+#   * Don't install your own EXIT/INT/TERM trap; use at_exit instead.
+#   * Long sleeps: use `sleep N & wait $!` so a TERM is handled promptly
+#     (bash delays traps until a foreground command finishes).
+
+[[ -n ${_AMPLIB_LOADED:-} ]] && return 0
+_AMPLIB_LOADED=1
+
+AMP_TAG=${AMP_TAG:-amptest}   # syslog tag / SYSLOG_IDENTIFIER used by senders
+LOOPDEV='' LOOPNAME='' JOURNALD_PID='' RSYSLOG_PID='' RSYSLOG_SOCK=''
+
+_log() { printf '[lib] %s\n' "$*" >&2; }
+
+# ---------------------------------------------------------------- cleanup ---
+
+_AT_EXIT=()   # stack of shell-quoted commands
+
+# at_exit CMD [ARG...]: push a cleanup command, run LIFO at exit/INT/TERM.
+at_exit() {
+    local q
+    printf -v q '%q ' "$@"
+    _AT_EXIT+=("$q")
+}
+
+# Pop and run every command.  Each runs on the left of `||`, which also
+# disables set -e inside it, so one failing step never skips the others.
+# Popping before running makes this safe to re-enter (signal, then EXIT).
+# NB for cleanup functions: a bare `return` inside a trap handler returns
+# the status from *before* the trap (e.g. the set -e failure), so always
+# write `return 0` / `return 1` explicitly.
+_at_run() {
+    local cmd
+    while ((${#_AT_EXIT[@]})); do
+        cmd=${_AT_EXIT[-1]}
+        unset '_AT_EXIT[-1]'
+        eval "$cmd" || _log "cleanup failed (rc=$?): $cmd"
+    done
+}
+
+_at_exit_trap() { local rc=$?; _at_run; exit "$rc"; }
+# On a signal: clean up, then exit with the conventional 128+N status
+# (the EXIT trap runs again afterwards but finds the stack empty).
+_at_sig_trap() { _log "caught SIG$1, cleaning up"; _at_run; exit $((128 + $2)); }
+
+trap _at_exit_trap EXIT
+trap '_at_sig_trap INT 2' INT
+trap '_at_sig_trap TERM 15' TERM
+trap '_at_sig_trap HUP 1' HUP
+
+# One private scratch dir per test run; registered first, so removed last.
+AMP_TMP=$(mktemp -d /tmp/amptest.XXXXXX)
+at_exit rm -rf "$AMP_TMP"
+
+# ------------------------------------------------------------ small utils ---
+
+# skip MSG: exit with automake's "skipped" status.
+skip() { echo "SKIP: $*" >&2; exit 77; }
+
+need_root() { [[ $EUID -eq 0 ]] || skip "must run as root"; }
+
+# wait_for COND_CMD TIMEOUT_S: eval COND_CMD every 0.1 s until it succeeds.
+# Returns 1 on timeout (so `wait_for ... || fail` works under set -e).
+wait_for() {
+    local cond=$1 deadline=$((SECONDS + ${2:-10}))
+    until eval "$cond"; do
+        ((SECONDS < deadline)) || return 1
+        sleep 0.1
+    done
+}
+
+# Kill a daemon and make sure it is gone.  kill -0 alone is not enough: an
+# unreaped child is a zombie that still "exists", so also check its state.
+_alive() { [[ -e /proc/$1 ]] && ! grep -q '^[^)]*) Z' "/proc/$1/stat" 2>/dev/null; }
+_kill_wait() {
+    local pid=$1 name=$2
+    _alive "$pid" || { wait "$pid" 2>/dev/null; return 0; }
+    kill -TERM "$pid" 2>/dev/null
+    if ! wait_for "! _alive $pid" 5; then
+        _log "$name ($pid) ignored SIGTERM, sending SIGKILL"
+        kill -KILL "$pid" 2>/dev/null
+        wait_for "! _alive $pid" 5 || { _log "$name ($pid) will not die"; return 1; }
+    fi
+    wait "$pid" 2>/dev/null   # reap if it is our child; harmless otherwise
+    return 0
+}
+
+# Remember what exists under DIR now, so cleanup can delete exactly what a
+# daemon added later.  If DIR itself is missing, cleanup removes all of it.
+_snapshot_dir() {   # DIR SNAPFILE
+    if [[ -e $1 ]]; then find "$1" -mindepth 1 | sort >"$2"; else : >"$2.absent"; fi
+}
+_remove_new_entries() {   # DIR SNAPFILE
+    if [[ -e $2.absent ]]; then rm -rf -- "$1"; return 0; fi
+    [[ -e $1 ]] || return 0
+    find "$1" -mindepth 1 | sort | comm -13 "$2" - | sort -r |
+        while IFS= read -r p; do rm -rf -- "$p"; done
+}
+
+# --------------------------------------------------------------- loop fs ---
+
+# mkdir -p DIR, registering an rmdir for each level it creates (deepest
+# removed first; registered before any mount on DIR, so runs after umount).
+_mkdir_tracked() {
+    local d=$1 created=()
+    while [[ ! -e $d ]]; do created=("$d" "${created[@]}"); d=$(dirname "$d"); done
+    for d in "${created[@]}"; do mkdir "$d"; at_exit rmdir "$d"; done
+}
+
+# Unmount with retries: a daemon that just exited may still pin the fs for
+# a moment.  Lazy unmount only as a last resort, and say so loudly.
+_umount_robust() {
+    local mp=$1
+    for _ in 1 2 3 4 5; do
+        mountpoint -q "$mp" || return 0
+        sync
+        umount "$mp" 2>/dev/null && return 0
+        sleep 0.5
+    done
+    _log "umount $mp still busy after 5 tries; users: $(fuser -vm "$mp" 2>&1 | tr '\n' ' ')"
+    umount -l "$mp" && _log "lazily unmounted $mp (loop device may stay busy)"
+}
+
+# make_loopfs FSTYPE SIZE_MB MOUNTPOINT
+#   FSTYPE: ext4 | ext4nj (no journal) | xfs | btrfs | btrfsC (+C on root dir)
+#   Sets LOOPDEV (/dev/loopN) and LOOPNAME (loopN).  Note mkfs minimums:
+#   xfs needs >= 300 MB, btrfs >= ~114 MB.
+_LOOP_SEQ=0
+# shellcheck disable=SC2034  # LOOPDEV/LOOPNAME are for the caller
+make_loopfs() {
+    local fstype=$1 size=$2 mp=$3 img dev
+    local -a mkfs
+    # shellcheck disable=SC2054  # the commas are mke2fs -E syntax
+    case $fstype in
+        # Without lazy_*_init=0, ext4 zeroes its inode tables in a kernel
+        # thread *after* mount (~16 MB per GB, seconds later) and pollutes
+        # devstat.  On a loop device mkfs does it with cheap, sparse zeroout.
+        ext4)        mkfs=(mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0) ;;
+        ext4nj)      mkfs=(mkfs.ext4 -q -F -E lazy_itable_init=0 -O ^has_journal) ;;
+        xfs)         mkfs=(mkfs.xfs -q -f) ;;
+        btrfs|btrfsC) mkfs=(mkfs.btrfs -q -f) ;;
+        *) _log "make_loopfs: unknown fstype '$fstype'"; return 2 ;;
+    esac
+    if mountpoint -q "$mp"; then _log "make_loopfs: $mp is already a mount point"; return 1; fi
+
+    img=$AMP_TMP/img$((_LOOP_SEQ++)).$fstype
+    truncate -s "${size}M" "$img"             # sparse: costs no disk until written
+    at_exit rm -f "$img"
+    dev=$(losetup -f --show "$img")
+    at_exit losetup -d "$dev"
+    "${mkfs[@]}" "$dev" >"$img.mkfs.log" 2>&1 ||
+        { cat "$img.mkfs.log" >&2; _log "make_loopfs: ${mkfs[*]} $dev failed"; return 1; }
+
+    _mkdir_tracked "$mp"
+    mount "$dev" "$mp"
+    at_exit _umount_robust "$mp"
+    [[ $fstype == btrfsC ]] && chattr +C "$mp"
+    LOOPDEV=$dev LOOPNAME=${dev##*/}
+    _log "make_loopfs: $fstype ${size}MB on $LOOPDEV mounted at $mp"
+}
+
+# devstat_written_bytes DEV / devstat_write_ios DEV  (DEV like "loop3").
+# /sys/block/DEV/stat: field 5 = write I/Os completed, field 7 = sectors
+# written (always 512-byte units, whatever the device's block size).
+devstat_written_bytes() { local -a f; read -r -a f <"/sys/block/$1/stat"; echo $((f[6] * 512)); }
+devstat_write_ios()     { local -a f; read -r -a f <"/sys/block/$1/stat"; echo "${f[4]}"; }
+
+# --------------------------------------------------------------- journald ---
+
+JOURNALD_SOCK=/run/systemd/journal/socket
+
+# start_journald: standalone journald persisting to whatever is mounted at
+# /var/log/journal.  Never pass it arguments: journald 252 treats argv[1]
+# as a *namespace* name (even "--version") and creates dirs for it.
+start_journald() {
+    local wdir=/run/systemd/journal
+    if pgrep -x systemd-journal >/dev/null; then   # comm is truncated to 15 chars
+        _log "start_journald: a systemd-journald is already running:"
+        pgrep -ax systemd-journal >&2
+        return 1
+    fi
+    if ! mountpoint -q /var/log/journal; then
+        _log "start_journald: warning: /var/log/journal is not a mount point"
+        _mkdir_tracked /var/log/journal     # and remove what journald adds
+        _snapshot_dir /var/log/journal "$AMP_TMP/snap.varlog"
+        at_exit _remove_new_entries /var/log/journal "$AMP_TMP/snap.varlog"
+    fi
+
+    # After `journalctl --flush`, journald deletes the runtime journal in
+    # /run/log/journal, but refuses to delete on a non-tmpfs fs ("Attempted
+    # to remove disk file system ... can't allow that"); the leftover file is
+    # then reopened and ALL later entries go to /run, not /var/log/journal.
+    # Where /run is not tmpfs (this VM), give it a private tmpfs.
+    _mkdir_tracked /run/log/journal
+    if [[ $(stat -f -c %T /run/log/journal) != tmpfs ]]; then
+        mount -t tmpfs -o mode=0755,size=64m amptest-runlog /run/log/journal
+        at_exit _umount_robust /run/log/journal
+    fi
+    # Register cleanup of the paths journald creates before starting it.
+    _snapshot_dir "$wdir" "$AMP_TMP/snap.runjournal"
+    _snapshot_dir /run/log/journal "$AMP_TMP/snap.runlog"
+    at_exit _remove_new_entries "$wdir" "$AMP_TMP/snap.runjournal"
+    at_exit _remove_new_entries /run/log/journal "$AMP_TMP/snap.runlog"
+
+    mkdir -p "$wdir"
+    /lib/systemd/systemd-journald </dev/null >"$AMP_TMP/journald.log" 2>&1 &
+    JOURNALD_PID=$!
+    at_exit _kill_wait "$JOURNALD_PID" journald
+
+    if ! wait_for "[[ -S $JOURNALD_SOCK && -S $wdir/io.systemd.journal ]]" 10; then
+        _log "start_journald: $JOURNALD_SOCK did not appear within 10 s; journald log:"
+        cat "$AMP_TMP/journald.log" >&2
+        return 1
+    fi
+    # Move from the volatile /run/log/journal to persistent /var/log/journal.
+    journalctl --flush >/dev/null 2>&1 || { _log "start_journald: journalctl --flush failed"; return 1; }
+    wait_for 'compgen -G "/var/log/journal/*/system.journal" >/dev/null' 10 ||
+        { _log "start_journald: no system.journal under /var/log/journal"; return 1; }
+    # Settle, so the test counts none of the setup I/O.  After replying to
+    # --flush journald still logs its own "Time spent on flushing..." entries;
+    # those dirty the file's mtime, which ext4 commits up to 5 s later
+    # (observed: 16 KB ~4 s after a bare sync).  So: grace, sync, then demand
+    # 6 s (> one 5 s jbd2 commit interval) of no writes on the device.
+    sleep 1
+    sync
+    _wait_quiet /var/log/journal 6 20
+    _log "start_journald: pid $JOURNALD_PID, file $(journald_file)"
+}
+
+# Wait until the block device behind MOUNTPOINT has written nothing for
+# QUIET_S seconds (max TIMEOUT_S).  No-op if it is not a mount point.
+_wait_quiet() {
+    local mp=$1 quiet=$2 deadline=$((SECONDS + $3)) dev last cur since=$SECONDS
+    dev=$(findmnt -no SOURCE "$mp" 2>/dev/null) || return 0
+    dev=${dev##*/}; [[ -r /sys/block/$dev/stat ]] || return 0
+    last=$(devstat_written_bytes "$dev")
+    while ((SECONDS - since < quiet && SECONDS < deadline)); do
+        sleep 0.5
+        cur=$(devstat_written_bytes "$dev")
+        [[ $cur == "$last" ]] || { last=$cur; since=$SECONDS; }
+    done
+}
+
+# journald_file: path of the active persistent journal file.
+journald_file() {
+    local f
+    for f in /var/log/journal/*/system.journal; do [[ -e $f ]] && { echo "$f"; return 0; }; done
+    return 1
+}
+
+# send_journal_entry MESSAGE [FIELD=VALUE ...]: exactly one native entry =
+# one datagram on $JOURNALD_SOCK (logger --journald -> sd_journal_sendv ->
+# one sendmsg).  Values must not contain newlines.  PRIORITY=6 and
+# SYSLOG_IDENTIFIER=$AMP_TAG are added unless given.
+send_journal_entry() {
+    local msg=$1; shift
+    local -a extra=()
+    [[ " $* " == *" PRIORITY="* ]] || extra+=(PRIORITY=6)
+    [[ " $* " == *" SYSLOG_IDENTIFIER="* ]] || extra+=("SYSLOG_IDENTIFIER=$AMP_TAG")
+    printf '%s\n' "MESSAGE=$msg" "$@" "${extra[@]}" | logger --journald
+}
+
+# ---------------------------------------------------------------- rsyslog ---
+
+# start_rsyslog LOGFILE: private rsyslogd listening only on
+# $AMP_TMP/rsyslog.sock, writing exactly "<message>\n" per line to LOGFILE,
+# and only for messages tagged $AMP_TAG (rsyslog's own start/stop notices
+# are dropped).  Sets RSYSLOG_PID and RSYSLOG_SOCK.
+start_rsyslog() {
+    local logfile=$1 conf=$AMP_TMP/rsyslog.conf
+    RSYSLOG_SOCK=$AMP_TMP/rsyslog.sock
+    # The RFC3164 parser keeps the space after "tag:" in %msg%;
+    # remove.msgFirstSpace drops exactly that one space (not any others).
+    # Output goes through omfile's defaults: 4 KiB buffer, flushed at the end
+    # of each batch, i.e. one write() per line when lines arrive spaced out.
+    cat >"$conf" <<EOF
+global(workDirectory="$AMP_TMP")
+module(load="imuxsock" SysSock.Use="off")
+parser(name="amp.rfc3164" type="pmrfc3164" remove.msgFirstSpace="on")
+template(name="amp.msgonly" type="string" string="%msg%\n")
+ruleset(name="amp" parser="amp.rfc3164") {
+    if \$programname == "$AMP_TAG" then
+        action(type="omfile" file="$logfile" template="amp.msgonly")
+    stop
+}
+input(type="imuxsock" Socket="$RSYSLOG_SOCK" ruleset="amp" useSpecialParser="off")
+EOF
+    rsyslogd -N1 -f "$conf" >"$AMP_TMP/rsyslog.check" 2>&1 ||
+        { cat "$AMP_TMP/rsyslog.check" >&2; _log "start_rsyslog: bad config"; return 1; }
+    # -n: stay in foreground, so $! is the daemon's pid.
+    rsyslogd -n -f "$conf" -i "$AMP_TMP/rsyslog.pid" </dev/null >"$AMP_TMP/rsyslog.log" 2>&1 &
+    RSYSLOG_PID=$!
+    at_exit rm -f "$RSYSLOG_SOCK"
+    at_exit _kill_wait "$RSYSLOG_PID" rsyslogd
+    if ! wait_for "[[ -S $RSYSLOG_SOCK ]]" 10; then
+        _log "start_rsyslog: $RSYSLOG_SOCK did not appear within 10 s; rsyslogd log:"
+        cat "$AMP_TMP/rsyslog.log" >&2
+        return 1
+    fi
+    _log "start_rsyslog: pid $RSYSLOG_PID, socket $RSYSLOG_SOCK -> $logfile"
+}
+
+# send_rsyslog_line TEXT: one datagram to the private rsyslog socket.
+send_rsyslog_line() {
+    logger --socket-errors=on -u "$RSYSLOG_SOCK" -t "$AMP_TAG" -- "$1"
+}

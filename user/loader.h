@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Loader-side interfaces between the small files in user/. */
+#ifndef AMPTRACE_LOADER_H
+#define AMPTRACE_LOADER_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <linux/types.h>
+#include "amptrace.h"
+
+#define AMP_MAX_PIDS 64
+
+struct trace_opts {
+	pid_t pids[AMP_MAX_PIDS];
+	int nr_pids;
+	const char *comm;
+	const char *cgroup;
+	const char *dev;	/* disk name, e.g. loop0 */
+	const char *preset;	/* journald | write | all | auto */
+	const char *output;	/* -o FILE, default stdout */
+	const char *btf_path;
+	double duration;	/* seconds, 0 = until a signal */
+	int settle_timeout;	/* seconds before a closed, unwritten entry is reported */
+	__u32 max_entries;
+	__u32 max_pages;
+	__u32 max_threads;
+	__u32 max_files;
+	__u32 ringbuf_kb;
+	bool json;
+	bool verbose;
+	bool quiet;		/* summary only */
+};
+
+/* main.c */
+extern const char *amp_prog;
+extern int amp_errors;	/* one-line errors printed so far */
+void amp_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* trace_cli.c */
+int trace_parse_args(int argc, char **argv, struct trace_opts *opts);
+
+/* tracer.c */
+int trace_run(const struct trace_opts *opts);
+
+/* preflight.c */
+int preflight_check(const char *btf_path);
+
+/* presets.c */
+struct preset_syscall {
+	const char *name;
+	int nr;
+	enum amp_syscall_kind kind;
+};
+int preset_resolve(const char *preset, const struct trace_opts *opts,
+		   const struct preset_syscall **list, int *n);
+const char *syscall_name(int nr);
+
+/* devstat.c */
+struct disk_counter {
+	__u64 sectors_written;
+	__u64 write_ios;
+};
+int disk_lookup(const char *name, unsigned *major, unsigned *minor);
+int disk_read_counter(const char *name, struct disk_counter *c);
+static inline unsigned kdev_major(__u32 kdev) { return kdev >> 20; }
+static inline unsigned kdev_minor(__u32 kdev) { return kdev & 0xfffff; }
+
+/* paths.c: (dev, ino) -> a path, looked up in /proc/PID of a writer. */
+const char *path_of(__u32 kdev, __u64 ino, __u32 pid);
+
+/* report.c */
+struct report;
+struct report *report_new(FILE *out, bool json, bool quiet);
+void report_entry(struct report *r, const struct amp_entry *e);
+struct summary_dev {
+	char name[AMP_DISK_NAME_LEN];
+	__u32 kdev;
+	struct amp_dev_stats st;
+	struct disk_counter delta;
+	bool have_counter;
+};
+struct summary_file {
+	struct amp_file_key key;
+	struct amp_file_stats st;
+};
+struct summary {
+	double duration_s;
+	struct summary_dev *devs;
+	int nr_devs;
+	struct summary_file *files;
+	int nr_files;
+	struct amp_stats losses;
+	__u64 entries_timed_out;
+	__u64 late_records;
+};
+void report_summary(struct report *r, const struct summary *s);
+void report_free(struct report *r);
+
+#include <sys/sysmacros.h>
+static inline __u32 kdev_from_user(dev_t d)
+{
+	return (major(d) << 20) | minor(d);
+}
+
+#endif /* AMPTRACE_LOADER_H */

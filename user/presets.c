@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Which syscalls open an entry.  Numbers come from the host's own headers. */
+#include <string.h>
+#include <sys/syscall.h>
+#include "loader.h"
+
+static const struct preset_syscall receive_syscalls[] = {
+	{ "recvmsg", SYS_recvmsg, AMP_SYS_RECV },
+	{ "recvfrom", SYS_recvfrom, AMP_SYS_RECV },
+	{ "recvmmsg", SYS_recvmmsg, AMP_SYS_RECVMMSG },
+	{ "read", SYS_read, AMP_SYS_RECV },
+	{ "readv", SYS_readv, AMP_SYS_RECV },
+};
+
+static const struct preset_syscall write_syscalls[] = {
+	{ "write", SYS_write, AMP_SYS_WRITE },
+	{ "writev", SYS_writev, AMP_SYS_WRITE },
+	{ "pwrite64", SYS_pwrite64, AMP_SYS_WRITE },
+	{ "pwritev", SYS_pwritev, AMP_SYS_WRITE },
+	{ "pwritev2", SYS_pwritev2, AMP_SYS_WRITE },
+};
+
+#define N_RECV (sizeof(receive_syscalls) / sizeof(receive_syscalls[0]))
+#define N_WRITE (sizeof(write_syscalls) / sizeof(write_syscalls[0]))
+
+static struct preset_syscall chosen[N_RECV + N_WRITE];
+
+/* journald's comm as the kernel keeps it (15 characters). */
+static bool is_journald(const char *comm)
+{
+	return comm && !strncmp(comm, "systemd-journald", 15);
+}
+
+int preset_resolve(const char *preset, const struct trace_opts *opts,
+		   const struct preset_syscall **list, int *n)
+{
+	bool recv = false, write = false;
+	int k = 0;
+
+	if (!strcmp(preset, "auto")) {
+		recv = is_journald(opts->comm);
+		write = !recv;
+	} else if (!strcmp(preset, "journald")) {
+		recv = true;
+	} else if (!strcmp(preset, "write")) {
+		write = true;
+	} else if (!strcmp(preset, "all")) {
+		recv = write = true;
+	} else {
+		return -1;
+	}
+	for (size_t i = 0; recv && i < N_RECV; i++)
+		chosen[k++] = receive_syscalls[i];
+	for (size_t i = 0; write && i < N_WRITE; i++)
+		chosen[k++] = write_syscalls[i];
+	*list = chosen;
+	*n = k;
+	return 0;
+}
+
+const char *syscall_name(int nr)
+{
+	for (size_t i = 0; i < N_RECV; i++)
+		if (receive_syscalls[i].nr == nr)
+			return receive_syscalls[i].name;
+	for (size_t i = 0; i < N_WRITE; i++)
+		if (write_syscalls[i].nr == nr)
+			return write_syscalls[i].name;
+	return "?";
+}
