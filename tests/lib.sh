@@ -313,3 +313,37 @@ EOF
 send_rsyslog_line() {
     logger --socket-errors=on -u "$RSYSLOG_SOCK" -t "$AMP_TAG" -- "$1"
 }
+
+# ---------------------------------------------------------------- tracer ---
+
+AMP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+AMPTRACE=${AMPTRACE:-$AMP_ROOT/amptrace}
+SYNTH_WRITER=${SYNTH_WRITER:-$AMP_ROOT/build/tests/synth_writer}
+TRACE_OUT='' TRACER_PID=''
+
+# start_tracer ARGS...: `amptrace trace -j ARGS` in the background, its JSON
+# lines in $TRACE_OUT.  Returns once its programs are attached.
+start_tracer() {
+    TRACE_OUT=$AMP_TMP/trace.json
+    "$AMPTRACE" trace -j -o "$TRACE_OUT" "$@" 2>"$AMP_TMP/tracer.err" &
+    TRACER_PID=$!
+    at_exit _kill_wait "$TRACER_PID" amptrace
+    wait_for "grep -q 'tracing (' $AMP_TMP/tracer.err || ! _alive $TRACER_PID" 30 ||
+        { _log "start_tracer: amptrace did not attach in 30 s"; return 1; }
+    _alive "$TRACER_PID" || { cat "$AMP_TMP/tracer.err" >&2; _log "start_tracer: amptrace died"; return 1; }
+}
+
+# stop_tracer: Ctrl-C it, as a user would; fail unless it exits 0 with a summary.
+stop_tracer() {
+    local rc=0
+    kill -INT "$TRACER_PID"
+    wait_for "! _alive $TRACER_PID" 30 || { _log "stop_tracer: amptrace ignored SIGINT"; return 1; }
+    wait "$TRACER_PID" || rc=$?
+    ((rc == 0)) || { grep -v '^libbpf' "$AMP_TMP/tracer.err" >&2; _log "stop_tracer: exit $rc"; return 1; }
+    tail -n 1 "$TRACE_OUT" | grep -q '"type":"summary"' ||
+        { _log "stop_tracer: no summary line"; return 1; }
+}
+
+# ok MSG / fail MSG: one line per assertion in the test's log.
+ok()   { echo "ok: $*"; }
+fail() { echo "FAIL: $*" >&2; exit 1; }

@@ -48,7 +48,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		usage(stderr);
+		amp_err("no command given (try 'amptrace help')");
 		return 1;
 	}
 	if (!strcmp(argv[1], "trace"))

@@ -203,12 +203,12 @@ static int snapshot_devs(struct tracer *t, __u32 kdev, struct amp_dev_stats *st)
 static int take_baseline(struct tracer *t)
 {
 	FILE *f = popen("ls /sys/block", "r");
-	char name[AMP_DISK_NAME_LEN + 1];
+	char name[AMP_DISK_NAME_LEN];
 	unsigned major, minor;
 
 	if (!f)
 		return -1;
-	while (fscanf(f, "%32s", name) == 1) {
+	while (fscanf(f, "%31s", name) == 1) {
 		struct baseline *b;
 
 		if (t->opts->dev && strcmp(name, t->opts->dev))
@@ -221,7 +221,7 @@ static int take_baseline(struct tracer *t)
 		t->base = b;
 		b = &t->base[t->nr_base];
 		memset(b, 0, sizeof(*b));
-		snprintf(b->name, sizeof(b->name), "%s", name);
+		memcpy(b->name, name, sizeof(b->name));
 		b->kdev = (major << 20) | minor;
 		if (disk_read_counter(name, &b->c))
 			continue;
@@ -446,8 +446,8 @@ int trace_run(const struct trace_opts *o)
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	if (o->verbose)
-		fprintf(stderr, "amptrace: tracing (%s preset); Ctrl-C to stop\n", o->preset);
+	fprintf(stderr, "amptrace: tracing (%s preset, %d syscalls); Ctrl-C to stop\n",
+		o->preset, nr_sys);
 
 	start = last_sweep = now_s();
 	while (!stop_requested) {

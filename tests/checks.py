@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Assertions on amptrace's JSON-lines output against ground truth.
+
+Each subcommand prints one "ok:" line per check and exits 1 on the first
+failure, saying what was expected and what was found.
+"""
+import json
+import sys
+
+
+def load_trace(path):
+    entries, summary = [], None
+    with open(path) as f:
+        for line in f:
+            rec = json.loads(line)
+            if rec["type"] == "entry":
+                entries.append(rec)
+            elif rec["type"] == "summary":
+                summary = rec
+    if summary is None:
+        fail(f"{path}: no summary record")
+    return entries, summary
+
+
+def fail(msg):
+    print(f"FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def ok(msg):
+    print(f"ok: {msg}")
+
+
+def device(summary, name):
+    for d in summary["devices"]:
+        if d["name"] == name:
+            return d
+    fail(f"device {name} not in summary: {[d['name'] for d in summary['devices']]}")
+
+
+def charged_pages(entry):
+    """(ino, page) of every page in the entry's scatter list, folios expanded."""
+    pages = set()
+    for run in entry["scatter"]:
+        for k in range(run["npages"]):
+            pages.add((run["ino"], run["page"] + k))
+    return pages
+
+
+def within(a, b, rel):
+    return abs(a - b) <= rel * max(abs(b), 1)
+
+
+def check_synth(expect_path, trace_path, dev, page_size):
+    """Every expected page charged to the right entry, none elsewhere."""
+    expected = [json.loads(l) for l in open(expect_path) if l.strip()]
+    entries, summary = load_trace(trace_path)
+    pid = expected[0]["pid"]
+    mine = sorted((e for e in entries if e["pid"] == pid), key=lambda e: e["id"])
+    if len(mine) != len(expected):
+        fail(f"{len(expected)} marker syscalls, {len(mine)} entries for pid {pid}")
+    ok(f"{len(mine)} entries for {len(expected)} marker syscalls")
+    owner = {}
+    for exp, got in zip(expected, mine):
+        if got["bytes"] != exp["bytes"] or got["syscall"] != "pwrite64":
+            fail(f"entry {exp['entry']}: {got['syscall']} {got['bytes']} B, "
+                 f"expected pwrite64 {exp['bytes']} B")
+        if got["scatter_dropped"]:
+            fail(f"entry {exp['entry']}: scatter overflowed")
+        want = {tuple(p) for p in exp["pages"]}
+        have = charged_pages(got)
+        if want != have:
+            fail(f"entry {exp['entry']}: missing {sorted(want - have)}, "
+                 f"extra {sorted(have - want)}")
+        for p in have:
+            if p in owner:
+                fail(f"page {p} charged to entries {owner[p]} and {got['id']}")
+            owner[p] = got["id"]
+        if not got["settled"] or got["folios_written"] != got["folios_dirtied"]:
+            fail(f"entry {exp['entry']}: {got['folios_written']}/{got['folios_dirtied']} "
+                 "folios written after sync")
+    ok(f"all {len(owner)} pages charged to the entry that dirtied them, none twice")
+
+    npages = sum(e["pages_dirtied"] for e in mine)
+    data = sum(e["dev_bytes"]["data"] for e in mine)
+    if not within(data, npages * page_size, 0.01):
+        fail(f"entries' data bytes {data} != {npages} pages x {page_size}")
+    ok(f"entries' data bytes {data} = {npages} dirtied pages x {page_size}")
+    d = device(summary, dev)
+    if not within(d["classes"]["data"], npages * page_size, 0.01):
+        fail(f"device data class {d['classes']['data']} != {npages} pages x {page_size}")
+    ok(f"device data class {d['classes']['data']} = {npages} pages x {page_size}")
+    check_devsum(summary, dev)
+
+
+def check_devsum(summary, dev):
+    d = device(summary, dev)
+    total = sum(d["classes"].values())
+    if total != d["total"]:
+        fail(f"classes {d['classes']} sum to {total}, report says {d['total']}")
+    if "counter_bytes" not in d:
+        fail(f"no /sys/block counter for {dev}")
+    if not within(total, d["counter_bytes"], 0.01):
+        fail(f"classes sum {total} vs /sys/block/{dev}/stat {d['counter_bytes']}")
+    ok(f"{dev}: classes {d['classes']} sum {total} = counter {d['counter_bytes']} "
+       f"(diff {d['difference']})")
+    lost = {k: v for k, v in summary["losses"].items() if v}
+    if lost:
+        fail(f"losses reported: {lost}")
+    ok("no losses")
+
+
+def check_journald(trace_path, dev, journal_ino, datagram_bytes, page_size):
+    entries, summary = load_trace(trace_path)
+    sent = [e for e in entries if e["syscall"] in ("recvmsg", "recvmmsg", "recvfrom")
+            and e["bytes"] == datagram_bytes]
+    if len(sent) != 1:
+        fail(f"expected one receive entry of {datagram_bytes} B, found "
+             f"{[(e['id'], e['syscall'], e['bytes']) for e in entries]}")
+    e = sent[0]
+    ok(f"entry {e['id']}: {e['syscall']} {e['bytes']} B")
+    pages = sorted(p for ino, p in charged_pages(e) if ino == journal_ino)
+    if len(pages) < 5:
+        fail(f"entry dirtied {len(pages)} pages of the journal file, expected >= 5: {pages}")
+    gaps = sum(1 for a, b in zip(pages, pages[1:]) if b != a + 1)
+    if gaps < 2:
+        fail(f"journal pages {pages} are nearly contiguous; expected a scatter")
+    ok(f"{len(pages)} journal pages in {gaps + 1} runs: {pages}")
+    if e["dev_bytes"]["data"] < len(pages) * page_size:
+        fail(f"entry charged {e['dev_bytes']['data']} B for {len(pages)} written pages")
+    ok(f"entry charged {e['dev_bytes_total']} device bytes, amplification "
+       f"{e['amplification']:.0f}x")
+    d = device(summary, dev)
+    # DESIGN.md: 57-225 KB per entry across filesystems, 78 KB on ext4.
+    if not 20_000 <= d["total"] <= 500_000:
+        fail(f"device wrote {d['total']} B for one entry; expected tens of KB")
+    ok(f"device wrote {d['total']} B for one entry (DESIGN.md: 77,824 on ext4)")
+    check_devsum(summary, dev)
+
+
+def check_rsyslog(trace_path, logfile, log_ino):
+    entries, summary = load_trace(trace_path)
+    lines = open(logfile, "rb").read().split(b"\n")[:-1]
+    writes = sorted((e for e in entries if e.get("file", {}).get("ino") == log_ino),
+                    key=lambda e: e["id"])
+    if len(writes) != len(lines):
+        fail(f"{len(lines)} lines in {logfile}, {len(writes)} write entries on it: "
+             f"{[(e['syscall'], e['bytes']) for e in writes]}")
+    for line, e in zip(lines, writes):
+        if e["bytes"] != len(line) + 1:
+            fail(f"line {line!r}: entry {e['id']} has {e['bytes']} B, expected {len(line) + 1}")
+    ok(f"{len(lines)} lines -> {len(writes)} entries with matching byte counts "
+       f"({[e['bytes'] for e in writes]})")
+    if sum(e["pages_dirtied"] for e in writes) < 1:
+        fail("no page of the log file charged to any entry")
+    ok(f"log file pages dirtied: {[e['pages_dirtied'] for e in writes]}")
+
+
+if __name__ == "__main__":
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "synth":
+        check_synth(args[0], args[1], args[2], int(args[3]))
+    elif cmd == "devsum":
+        check_devsum(load_trace(args[0])[1], args[1])
+    elif cmd == "journald":
+        check_journald(args[0], args[1], int(args[2]), int(args[3]), int(args[4]))
+    elif cmd == "rsyslog":
+        check_rsyslog(args[0], args[1], int(args[2]))
+    else:
+        fail(f"unknown check {cmd}")

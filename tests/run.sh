@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Run every tests/t*.sh (or those named), one log each, and end with the
+# line CI reads: "N passed, N failed, N skipped".  Exit 77 from a test is a skip.
+set -uo pipefail
+cd "$(dirname "$0")"
+logdir=${AMP_TEST_LOGS:-/tmp/amptrace-test-logs}
+mkdir -p "$logdir"
+pass=0 failed=0 skipped=0
+tests=("$@")
+((${#tests[@]})) || tests=(t*.sh)
+for t in "${tests[@]}"; do
+    name=$(basename "$t" .sh)
+    start=$SECONDS
+    bash "$t" >"$logdir/$name.log" 2>&1
+    rc=$?
+    case $rc in
+        0) pass=$((pass + 1)); status=PASS ;;
+        77) skipped=$((skipped + 1)); status=SKIP ;;
+        *) failed=$((failed + 1)); status=FAIL ;;
+    esac
+    printf '%-4s %-28s %4ds\n' "$status" "$name" $((SECONDS - start))
+    if [[ $status != PASS ]]; then
+        sed 's/^/    | /' "$logdir/$name.log" | tail -n 40
+    fi
+done
+echo "$pass passed, $failed failed, $skipped skipped"
+((failed == 0))

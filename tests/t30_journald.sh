@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Real journald 252 on a loop ext4: one native entry is one entry with its
+# datagram size, >= 5 scattered pages of the .journal file, and device bytes
+# of the order DESIGN.md measured without a tracer.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+need_root
+[[ -x /lib/systemd/systemd-journald ]] || skip "no /lib/systemd/systemd-journald"
+
+make_loopfs ext4 1024 /var/log/journal
+start_journald
+journal=$(journald_file)
+ino=$(stat -c %i "$journal")
+
+start_tracer -c systemd-journal --dev "$LOOPNAME"
+msg="amptrace test entry $$ $(date +%s%N)"
+send_journal_entry "$msg"
+# The datagram: MESSAGE, PRIORITY and SYSLOG_IDENTIFIER lines, each + "\n".
+dgram=$(printf '%s\n' "MESSAGE=$msg" PRIORITY=6 "SYSLOG_IDENTIFIER=$AMP_TAG" | wc -c)
+sleep 2     # journald appends, then its 250 ms ftruncate timer fires
+sync
+sleep 1
+stop_tracer
+
+python3 "$AMP_ROOT/tests/checks.py" journald "$TRACE_OUT" "$LOOPNAME" "$ino" "$dgram" \
+    "$(getconf PAGESIZE)"
