@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Install what amptrace needs to build and test, from Debian's packages.
+# Installs only what is missing, so a second run costs nothing.
+set -euo pipefail
+
+build=(clang llvm make gcc pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev libjson-c-dev)
+# Tests: filesystems, real loggers, capability tools, the checks' python.
+test=(xfsprogs btrfs-progs e2fsprogs rsyslog systemd util-linux libcap2-bin python3)
+
+missing=()
+for p in "${build[@]}" "${test[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+    echo "deps: all installed"
+    exit 0
+fi
+if [[ $EUID -ne 0 ]]; then
+    echo "deps: missing ${missing[*]}; run as root (or: sudo apt-get install ${missing[*]})" >&2
+    exit 1
+fi
+echo "deps: installing ${missing[*]}"
+# Packaged daemons (rsyslog) must not start on install: the tests run their own.
+policy=/usr/sbin/policy-rc.d
+created_policy=0
+if [[ ! -e $policy ]]; then
+    printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && created_policy=1
+fi
+trap '((created_policy)) && rm -f "$policy"' EXIT
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
