@@ -12,6 +12,7 @@
 #include "maps.bpf.h"
 #include "compat.bpf.h"
 #include "entry.bpf.h"
+#include "files.bpf.h"
 #include "syscall.bpf.h"
 #include "dirty.bpf.h"
 #include "block.bpf.h"

@@ -116,9 +116,15 @@ struct amp_file_key {
 	__u32 __pad;
 };
 
+#define AMP_FILE_NAME_LEN 48
+
 struct amp_file_stats {
+	char name[AMP_FILE_NAME_LEN];	/* dentry basename, for when no process has it open */
 	__u32 last_pid;		/* a tgid that dirtied it: for path lookup */
 	__u32 __pad;
+	__u64 last_entry;	/* to count each entry once */
+	__u64 entries;		/* entries that dirtied it or wrote to it */
+	__u64 syscall_bytes;	/* bytes of write syscalls aimed at it */
 	__u64 folios_dirtied;
 	__u64 pages_dirtied;
 	__u64 dev_bytes;	/* device bytes of its folios, charged to entries */

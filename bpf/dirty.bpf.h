@@ -39,28 +39,6 @@ static __always_inline void page_owner_cancel(struct amp_page_key *key)
 	bpf_map_delete_elem(&page_owners, key);
 }
 
-static __always_inline void file_account(struct amp_file_key *fk, __u32 tgid,
-					 __u32 npages)
-{
-	struct amp_file_stats *fs = bpf_map_lookup_elem(&files, fk);
-
-	if (!fs) {
-		struct amp_file_stats init = { .last_pid = tgid };
-
-		if (bpf_map_update_elem(&files, fk, &init, BPF_NOEXIST) &&
-		    !bpf_map_lookup_elem(&files, fk)) {
-			STAT_INC(files_full);
-			return;
-		}
-		fs = bpf_map_lookup_elem(&files, fk);
-		if (!fs)
-			return;
-	}
-	fs->last_pid = tgid;
-	__sync_fetch_and_add(&fs->folios_dirtied, 1);
-	__sync_fetch_and_add(&fs->pages_dirtied, npages);
-}
-
 SEC("tp_btf/writeback_dirty_folio")
 int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 {
@@ -125,7 +103,7 @@ int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 	} else {
 		e->runs_dropped++;
 	}
-	file_account(&fk, pid_tgid >> 32, owner.npages);
+	file_account(&fk, host, pid_tgid >> 32, e->id, owner.npages);
 	return 0;
 }
 

@@ -86,6 +86,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long nr)
 			return 0;
 		p.fd_dev = fk.dev;
 		p.fd_ino = fk.ino;
+		file_stats(&fk, inode, pid_tgid >> 32);	/* named while we hold the inode */
 		if (!entry_open(pid_tgid, &p))
 			return 0;
 	} else {
@@ -133,6 +134,8 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 			e->bytes = ret;
 			if (ret <= 0)
 				e->flags |= AMP_ENTRY_FAILED;
+			else
+				file_account_write(p, e->id, ret);
 		}
 	} else if (ret > 0) {
 		e = entry_open(pid_tgid, p);

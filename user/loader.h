@@ -68,6 +68,7 @@ static inline unsigned kdev_minor(__u32 kdev) { return kdev & 0xfffff; }
 
 /* paths.c: (dev, ino) -> a path, looked up in /proc/PID of a writer. */
 const char *path_of(__u32 kdev, __u64 ino, __u32 pid);
+void paths_use_files_map(int fd);
 
 /* report.c */
 struct report;

@@ -2,8 +2,8 @@
 /*
  * (dev, ino) -> path.  The kernel side only knows inodes; a writer that
  * dirtied the file almost always still has it open or mapped, so look in
- * its /proc/PID/fd and /proc/PID/map_files.  Results, misses included,
- * are cached: each file costs one scan.
+ * its /proc/PID/fd and /proc/PID/map_files; failing that, the dentry
+ * basename the kernel side recorded.  Results are cached: one scan a file.
  */
 #include <dirent.h>
 #include <limits.h>
@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include "loader.h"
 
 struct path_entry {
@@ -22,6 +23,29 @@ struct path_entry {
 
 static struct path_entry *cache;
 static size_t cache_len, cache_cap;
+static int files_map_fd = -1;
+
+/* The kernel's per-file map: its dentry basenames are the last resort. */
+void paths_use_files_map(int fd)
+{
+	files_map_fd = fd;
+}
+
+/* "name" as the kernel saw it, else "major:minor:ino". */
+static char *kernel_name(__u32 kdev, __u64 ino)
+{
+	struct amp_file_key key = { .dev = kdev, .ino = ino };
+	struct amp_file_stats st;
+	char buf[AMP_FILE_NAME_LEN + 32];
+
+	if (files_map_fd >= 0 && !bpf_map_lookup_elem(files_map_fd, &key, &st) && st.name[0]) {
+		st.name[AMP_FILE_NAME_LEN - 1] = 0;
+		return strdup(st.name);
+	}
+	snprintf(buf, sizeof(buf), "%u:%u:%llu", kdev_major(kdev), kdev_minor(kdev),
+		 (unsigned long long)ino);
+	return strdup(buf);
+}
 
 static char *scan_dir(const char *dir, __u32 kdev, __u64 ino)
 {
@@ -52,7 +76,7 @@ static char *scan_dir(const char *dir, __u32 kdev, __u64 ino)
 
 const char *path_of(__u32 kdev, __u64 ino, __u32 pid)
 {
-	char dir[64], fallback[64];
+	char dir[64];
 	char *p;
 
 	for (size_t i = 0; i < cache_len; i++)
@@ -66,10 +90,8 @@ const char *path_of(__u32 kdev, __u64 ino, __u32 pid)
 		p = scan_dir(dir, kdev, ino);
 	}
 	if (!p) {
-		/* Closed and unmapped since: name it by device and inode. */
-		snprintf(fallback, sizeof(fallback), "%u:%u:%llu", kdev_major(kdev),
-			 kdev_minor(kdev), (unsigned long long)ino);
-		p = strdup(fallback);
+		/* Closed and unmapped since: the kernel's basename will do. */
+		p = kernel_name(kdev, ino);
 		if (!p)
 			return "?";
 	}

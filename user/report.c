@@ -17,7 +17,7 @@ static const char *class_names[AMP_NR_CLASSES] = { "data", "metadata", "journal"
 struct proc_total {
 	__u32 pid;
 	char comm[AMP_COMM_LEN];
-	__u64 entries, bytes, pages, folios, write_faults;
+	__u64 entries, bytes, pages, folios, write_faults, ios;
 	__u64 dev_bytes[2];	/* data, metadata charged to its entries */
 	__u64 scatter_dropped, unsettled;
 };
@@ -245,6 +245,7 @@ void report_entry(struct report *r, const struct amp_entry *e)
 		p->pages += e->pages_dirtied;
 		p->folios += e->folios_dirtied;
 		p->write_faults += e->write_faults;
+		p->ios += e->ios;
 		p->dev_bytes[0] += e->dev_bytes[AMP_CLASS_DATA];
 		p->dev_bytes[1] += e->dev_bytes[AMP_CLASS_METADATA];
 		p->scatter_dropped += e->runs_dropped;
@@ -305,6 +306,7 @@ static void summary_json(struct report *r, const struct summary *s)
 		json_object_object_add(db, "data", json_object_new_uint64(p->dev_bytes[0]));
 		json_object_object_add(db, "metadata", json_object_new_uint64(p->dev_bytes[1]));
 		json_object_object_add(j, "dev_bytes", db);
+		json_object_object_add(j, "ios", json_object_new_uint64(p->ios));
 		json_object_object_add(j, "amplification", json_object_new_double(amplification(dev, p->bytes)));
 		json_object_object_add(j, "scatter_dropped", json_object_new_uint64(p->scatter_dropped));
 		json_object_array_add(a, j);
@@ -319,9 +321,13 @@ static void summary_json(struct report *r, const struct summary *s)
 		json_object_object_add(j, "dev", json_object_new_string(dev_str(f->key.dev, buf, sizeof(buf))));
 		json_object_object_add(j, "ino", json_object_new_uint64(f->key.ino));
 		json_object_object_add(j, "path", json_object_new_string(path_of(f->key.dev, f->key.ino, f->st.last_pid)));
+		json_object_object_add(j, "entries", json_object_new_uint64(f->st.entries));
+		json_object_object_add(j, "syscall_bytes", json_object_new_uint64(f->st.syscall_bytes));
 		json_object_object_add(j, "folios_dirtied", json_object_new_uint64(f->st.folios_dirtied));
 		json_object_object_add(j, "pages_dirtied", json_object_new_uint64(f->st.pages_dirtied));
 		json_object_object_add(j, "dev_bytes", json_object_new_uint64(f->st.dev_bytes));
+		json_object_object_add(j, "amplification",
+			json_object_new_double(amplification(f->st.dev_bytes, f->st.syscall_bytes)));
 		json_object_array_add(a, j);
 	}
 	json_object_object_add(o, "files", a);
@@ -373,26 +379,35 @@ static void summary_text(struct report *r, const struct summary *s)
 	fprintf(out, "\nSummary: %.1f s, %llu entries (%llu with pages still unwritten, marked *)\n",
 		s->duration_s, (unsigned long long)r->entries, (unsigned long long)r->unsettled);
 
-	fprintf(out, "\nPer process:\n%-7s %-15s %8s %10s %8s %12s %12s %8s\n", "PID", "COMM",
-		"ENTRIES", "BYTES", "PAGES", "DATA_BYTES", "META_BYTES", "AMP");
+	fprintf(out, "\nPer process (device bytes of the pages its entries dirtied):\n"
+		"%-7s %-15s %8s %10s %8s %12s %12s %6s %8s\n", "PID", "COMM",
+		"ENTRIES", "BYTES", "PAGES", "DATA_BYTES", "META_BYTES", "IOS", "AMP");
 	for (size_t i = 0; i < r->nr_procs; i++) {
 		const struct proc_total *p = &r->procs[i];
 
-		fprintf(out, "%-7u %-15.15s %8llu %10llu %8llu %12llu %12llu %7.1fx\n", p->pid, p->comm,
+		fprintf(out, "%-7u %-15.15s %8llu %10llu %8llu %12llu %12llu %6llu %7.1fx\n", p->pid, p->comm,
 			(unsigned long long)p->entries, (unsigned long long)p->bytes,
 			(unsigned long long)p->pages, (unsigned long long)p->dev_bytes[0],
-			(unsigned long long)p->dev_bytes[1],
+			(unsigned long long)p->dev_bytes[1], (unsigned long long)p->ios,
 			amplification(p->dev_bytes[0] + p->dev_bytes[1], p->bytes));
 	}
 
-	fprintf(out, "\nPer file:\n%-10s %8s %8s %12s  %s\n", "DEV", "FOLIOS", "PAGES", "DEV_BYTES", "PATH");
+	fprintf(out, "\nPer file (BYTES: write syscalls aimed at it; pages and device bytes of its folios):\n"
+		"%-10s %8s %10s %8s %8s %12s %8s  %s\n", "DEV", "ENTRIES", "BYTES", "FOLIOS",
+		"PAGES", "DEV_BYTES", "AMP", "PATH");
 	for (int i = 0; i < s->nr_files; i++) {
 		const struct summary_file *f = &s->files[i];
 		char buf[32];
 
-		fprintf(out, "%-10s %8llu %8llu %12llu  %s\n", dev_str(f->key.dev, buf, sizeof(buf)),
+		fprintf(out, "%-10s %8llu %10llu %8llu %8llu %12llu ", dev_str(f->key.dev, buf, sizeof(buf)),
+			(unsigned long long)f->st.entries, (unsigned long long)f->st.syscall_bytes,
 			(unsigned long long)f->st.folios_dirtied, (unsigned long long)f->st.pages_dirtied,
-			(unsigned long long)f->st.dev_bytes, path_of(f->key.dev, f->key.ino, f->st.last_pid));
+			(unsigned long long)f->st.dev_bytes);
+		if (f->st.syscall_bytes)
+			fprintf(out, "%7.1fx", amplification(f->st.dev_bytes, f->st.syscall_bytes));
+		else
+			fprintf(out, "%8s", "-");
+		fprintf(out, "  %s\n", path_of(f->key.dev, f->key.ino, f->st.last_pid));
 	}
 
 	fprintf(out, "\nPer device (bytes written; classes must sum to the device counter):\n"

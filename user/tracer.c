@@ -443,6 +443,7 @@ int trace_run(const struct trace_opts *o)
 		goto cleanup;
 	}
 	take_baseline(&t);
+	paths_use_files_map(bpf_map__fd(t.skel->maps.files));
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);

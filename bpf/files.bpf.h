@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Per-file totals for the summary: entries, write-syscall bytes, folios
+ * dirtied, device bytes.  Fed by the syscall, dirty and block stages.
+ */
+#ifndef AMPTRACE_FILES_BPF_H
+#define AMPTRACE_FILES_BPF_H
+
+/* The inode's first dentry name: enough to recognise a file. */
+static __always_inline void inode_basename(struct inode *inode, char *buf, int len)
+{
+	struct hlist_node *first = BPF_CORE_READ(inode, i_dentry.first);
+	struct dentry *d;
+
+	if (!first)
+		return;
+	d = (void *)first - bpf_core_field_offset(struct dentry, d_u.d_alias);
+	bpf_probe_read_kernel_str(buf, len, BPF_CORE_READ(d, d_name.name));
+}
+
+/* The per-file totals of (dev, ino), created on first sight. */
+static __always_inline struct amp_file_stats *
+file_stats(struct amp_file_key *fk, struct inode *inode, __u32 tgid)
+{
+	struct amp_file_stats *fs = bpf_map_lookup_elem(&files, fk);
+	struct amp_file_stats init = { .last_pid = tgid };
+
+	if (fs)
+		return fs;
+	if (inode)
+		inode_basename(inode, init.name, sizeof(init.name));
+	if (bpf_map_update_elem(&files, fk, &init, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&files, fk)) {
+		STAT_INC(files_full);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&files, fk);
+}
+
+/* Count each entry once per file (entries of one thread come in order). */
+static __always_inline void file_count_entry(struct amp_file_stats *fs, __u64 entry_id)
+{
+	if (fs->last_entry != entry_id) {
+		fs->last_entry = entry_id;
+		__sync_fetch_and_add(&fs->entries, 1);
+	}
+}
+
+static __always_inline void file_account(struct amp_file_key *fk, struct inode *inode,
+					 __u32 tgid, __u64 entry_id, __u32 npages)
+{
+	struct amp_file_stats *fs = file_stats(fk, inode, tgid);
+
+	if (!fs)
+		return;
+	fs->last_pid = tgid;
+	file_count_entry(fs, entry_id);
+	__sync_fetch_and_add(&fs->folios_dirtied, 1);
+	__sync_fetch_and_add(&fs->pages_dirtied, npages);
+}
+
+/* A write syscall's bytes go to the file it targeted. */
+static __always_inline void file_account_write(const struct pending_syscall *p,
+					       __u64 entry_id, long bytes)
+{
+	struct amp_file_key fk = { .dev = p->fd_dev, .ino = p->fd_ino };
+	struct amp_file_stats *fs = file_stats(&fk, NULL, bpf_get_current_pid_tgid() >> 32);
+
+	if (!fs)
+		return;
+	file_count_entry(fs, entry_id);
+	__sync_fetch_and_add(&fs->syscall_bytes, bytes);
+}
+
+#endif /* AMPTRACE_FILES_BPF_H */
