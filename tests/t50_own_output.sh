@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The tracer must not pollute what it measures: tracing every writer on a
+# disk while writing its own report onto that disk, no entry, page or file
+# of the report is charged; SIGTERM stops it with a summary.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+need_root
+
+mnt=$AMP_TMP/mnt
+make_loopfs ext4 256 "$mnt"
+sync; _wait_quiet "$mnt" 3 15
+
+out=$mnt/amptrace-report.json
+"$AMPTRACE" trace --preset write --dev "$LOOPNAME" -j -o "$out" 2>"$AMP_TMP/err" &
+tracer=$!
+at_exit _kill_wait "$tracer" amptrace
+wait_for "grep -q 'tracing (' $AMP_TMP/err" 30 || fail "tracer did not start: $(cat "$AMP_TMP/err")"
+"$SYNTH_WRITER" -n 40 -w 1 -m 1 "$mnt" | cat >/dev/null
+sync
+kill -TERM "$tracer"
+wait_for "! _alive $tracer" 30 || fail "amptrace ignored SIGTERM"
+rc=0; wait "$tracer" || rc=$?
+((rc == 0)) || fail "amptrace exited $rc on SIGTERM"
+tail -n 1 "$out" | grep -q '"type":"summary"' || fail "no summary after SIGTERM"
+ok "SIGTERM: exit 0 with a summary"
+
+python3 - "$out" "$(stat -c %i "$out")" "$tracer" <<'PY'
+import json, sys
+path, ino, tracer = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+recs = [json.loads(l) for l in open(path)]
+entries = [r for r in recs if r["type"] == "entry"]
+summary = recs[-1]
+bad = [e["id"] for e in entries if e["pid"] == tracer
+       or e.get("file", {}).get("ino") == ino
+       or any(s["ino"] == ino for s in e["scatter"])]
+assert entries, "no entries at all: the synthetic writer was not traced"
+assert not bad, f"entries charged with amptrace's own output: {bad}"
+assert not [f for f in summary["files"] if f["ino"] == ino], "own output in per-file summary"
+assert not [p for p in summary["processes"] if p["pid"] == tracer], "amptrace in per-process summary"
+print(f"ok: {len(entries)} entries, none from amptrace or on its report file (ino {ino})")
+PY
