@@ -150,6 +150,7 @@ make_loopfs() {
         btrfs|btrfsC) mkfs=(mkfs.btrfs -q -f) ;;
         *) _log "make_loopfs: unknown fstype '$fstype'"; return 2 ;;
     esac
+    [[ $mp != /var/log/journal ]] || _journald_lock
     if mountpoint -q "$mp"; then _log "make_loopfs: $mp is already a mount point"; return 1; fi
 
     img=$AMP_TMP/img$((_LOOP_SEQ++)).$fstype
@@ -181,8 +182,21 @@ JOURNALD_SOCK=/run/systemd/journal/socket
 # start_journald: standalone journald persisting to whatever is mounted at
 # /var/log/journal.  Never pass it arguments: journald 252 treats argv[1]
 # as a *namespace* name (even "--version") and creates dirs for it.
+# One standalone journald at a time on this host (one socket path, one
+# /var/log/journal): tests that need it queue here; the lock goes with the
+# test's process.  Idempotent.
+_JOURNALD_LOCK_FD=''
+_journald_lock() {
+    [[ -n $_JOURNALD_LOCK_FD ]] && return 0
+    mkdir -p /run/lock
+    exec {_JOURNALD_LOCK_FD}>/run/lock/amptest-journald.lock
+    flock -w 900 "$_JOURNALD_LOCK_FD" ||
+        { _log "waited 900 s for another test's journald"; return 1; }
+}
+
 start_journald() {
     local wdir=/run/systemd/journal
+    _journald_lock
     if pgrep -x systemd-journal >/dev/null; then   # comm is truncated to 15 chars
         _log "start_journald: a systemd-journald is already running:"
         pgrep -ax systemd-journal >&2
