@@ -15,7 +15,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -I
 
 USER_SRCS := $(wildcard user/*.c)
 USER_OBJS := $(USER_SRCS:%.c=$(OUTPUT)/%.o)
-TEST_BINS := $(OUTPUT)/tests/synth_writer
+TEST_BINS := $(OUTPUT)/tests/synth_writer $(OUTPUT)/tests/append_writer $(OUTPUT)/tests/bench_writer
 
 ifeq ($(V),1)
 Q =

@@ -2,7 +2,8 @@
 /*
  * amptrace kernel side: one object, one stage of the causal chain per
  * header, in the order the data flows:
- *   syscall (entry) -> dirty folio (page) -> request completion (bytes).
+ *   syscall (entry) -> dirty folio (page) -> request completion (bytes),
+ *   and entry -> jbd2 handle -> transaction -> commit blocks (fs journal).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -11,10 +12,12 @@
 #include "amptrace.h"
 #include "maps.bpf.h"
 #include "compat.bpf.h"
+#include "target.bpf.h"
 #include "entry.bpf.h"
 #include "files.bpf.h"
 #include "syscall.bpf.h"
 #include "dirty.bpf.h"
+#include "fsjournal.bpf.h"
 #include "block.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";

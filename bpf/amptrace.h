@@ -13,6 +13,13 @@
 #define AMP_SCATTER_MAX	 48	/* folio runs kept inline per entry */
 #define AMP_MAX_SYSCALLS 512	/* size of the syscall -> kind table */
 #define AMP_MAX_EXCLUDED 8	/* inodes never charged (our own output) */
+#define AMP_ENTRY_TXNS	 4	/* fs journal transactions kept per entry */
+
+/* Ring-buffer record kinds: every record starts with a __u32 type. */
+enum amp_rec_type {
+	AMP_REC_ENTRY = 1,	/* struct amp_entry: a finished, settled entry */
+	AMP_REC_TXN = 2,	/* struct amp_txn_rec: a committed jbd2 transaction */
+};
 
 /* What a traced syscall does to entries. */
 enum amp_syscall_kind {
@@ -52,12 +59,22 @@ struct amp_page_run {
 	__u8 written;		/* 1 once its first device bytes were seen */
 };
 
+/* Handles an entry opened in one jbd2 transaction. */
+struct amp_entry_txn {
+	__u32 dev;		/* the journaled filesystem's device */
+	__u32 tid;
+	__u32 handles;
+	__u32 __pad;
+};
+
 /*
  * One logging syscall and everything charged to it.  Lives in the entries
  * map while open or unsettled, and is copied whole into the ring buffer
  * once: when it is closed and every folio it dirtied has been written.
  */
 struct amp_entry {
+	__u32 type;		/* AMP_REC_ENTRY */
+	__u32 disk;		/* disk of the first page it dirtied (kernel dev_t), 0 if none */
 	__u64 id;
 	__u64 start_ns;		/* CLOCK_BOOTTIME of the syscall */
 	__u64 end_ns;		/* when the next logging syscall closed it */
@@ -78,8 +95,32 @@ struct amp_entry {
 	__s32 outstanding;	/* 1 while open + folios not yet written */
 	__u32 nr_runs;
 	__u32 runs_dropped;	/* folios beyond AMP_SCATTER_MAX */
+	__u32 nr_txns;
+	__u32 txns_dropped;	/* transactions beyond AMP_ENTRY_TXNS */
 	__u32 __pad;
+	struct amp_entry_txn txns[AMP_ENTRY_TXNS];
 	struct amp_page_run runs[AMP_SCATTER_MAX];
+};
+
+/* A jbd2 transaction: who opened handles in it, what its commit wrote. */
+struct amp_txn_key {
+	__u32 dev;
+	__u32 tid;
+};
+
+struct amp_txn_stats {
+	__u64 handles_traced;	/* opened by threads with an entry */
+	__u64 handles_untraced;	/* by anyone else (flusher, other tasks) */
+	__u64 journal_bytes;	/* its commit's journal blocks, as written */
+};
+
+/* Sent once the commit has ended: its journal bytes are final. */
+struct amp_txn_rec {
+	__u32 type;		/* AMP_REC_TXN */
+	__u32 dev;
+	__u32 tid;
+	__u32 committed;	/* 0: drained at exit, commit still running */
+	struct amp_txn_stats st;
 };
 
 /* Key of the page-owner map: one dirtied folio of one file. */
@@ -104,6 +145,8 @@ struct amp_dev_stats {
 	char name[AMP_DISK_NAME_LEN];
 	__u64 bytes[AMP_NR_CLASSES];
 	__u64 charged_bytes;	/* part of data+metadata charged to live entries */
+	__u64 meta_owned;	/* metadata bytes of pages an entry dirtied */
+	__u64 journal_txn;	/* journal bytes of a known jbd2 commit */
 	__u64 late_bytes;	/* traced folios written after their entry was reported */
 	__u64 ios;
 	__u64 unwalked_bytes;	/* request bytes past the walk limit (in OTHER) */
@@ -143,6 +186,8 @@ struct amp_stats {
 	__u64 pages_untracked;	/* dirtied by a traced thread with no entry */
 	__u64 pages_cancelled;	/* re-dirtied or dropped before write-out */
 	__u64 jbd2_bios_full;
+	__u64 txns_full;
+	__u64 entry_txns_dropped;	/* handles in a 5th+ transaction of one entry */
 };
 
 #endif /* AMPTRACE_H */

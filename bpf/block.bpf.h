@@ -21,16 +21,19 @@ static __always_inline bool comm_is_jbd2(void)
 	       comm[3] == '2' && comm[4] == '/';
 }
 
-/* Remember bios that the ext4 journal thread submits: its commit blocks. */
+/* Remember bios that the ext4 journal thread submits, and the transaction
+ * it is committing: at completion their bytes are that commit's. */
 SEC("tp_btf/block_bio_queue")
 int BPF_PROG(on_bio_queue, struct bio *bio)
 {
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct amp_txn_key none = {}, *txn;
 	__u64 key = (__u64)bio;
-	__u8 one = 1;
 
 	if (!comm_is_jbd2())
 		return 0;
-	if (bpf_map_update_elem(&jbd2_bios, &key, &one, BPF_ANY))
+	txn = bpf_map_lookup_elem(&jbd2_committing, &tid);
+	if (bpf_map_update_elem(&jbd2_bios, &key, txn ? txn : &none, BPF_ANY))
 		STAT_INC(jbd2_bios_full);
 	return 0;
 }
@@ -47,11 +50,13 @@ struct walk {
 	bool bio_walkable;	/* REQ_OP_WRITE: pages to look at */
 	bool bio_jbd2;
 	bool bio_meta;
+	struct amp_txn_key txn;	/* jbd2 bio: the commit it belongs to, or {0, 0} */
 };
 
 static __always_inline void walk_load_bio(struct walk *w, struct bio *bio)
 {
 	__u32 opf = BPF_CORE_READ(bio, bi_opf);
+	struct amp_txn_key *txn;
 	__u64 key = (__u64)bio;
 	int meta = bpf_core_enum_value(enum req_flag_bits, __REQ_META);
 
@@ -62,8 +67,11 @@ static __always_inline void walk_load_bio(struct walk *w, struct bio *bio)
 	w->bio_left = BPF_CORE_READ(bio, bi_iter.bi_size);
 	w->bio_walkable = (opf & AMP_REQ_OP_MASK) == REQ_OP_WRITE && w->vecs;
 	w->bio_meta = opf & (1u << meta);
-	w->bio_jbd2 = bpf_map_lookup_elem(&jbd2_bios, &key) != NULL;
-	if (w->bio_jbd2)
+	txn = bpf_map_lookup_elem(&jbd2_bios, &key);
+	w->bio_jbd2 = txn != NULL;
+	w->txn.dev = txn ? txn->dev : 0;
+	w->txn.tid = txn ? txn->tid : 0;
+	if (txn)
 		bpf_map_delete_elem(&jbd2_bios, &key);
 }
 
@@ -71,6 +79,15 @@ static __always_inline void charge_class(struct walk *w, int cls, __u32 bytes)
 {
 	if (cls >= 0 && cls < AMP_NR_CLASSES)
 		__sync_fetch_and_add(&w->ds->bytes[cls], bytes);
+	/* Journal blocks of a known commit: that transaction's cost. */
+	if (cls == AMP_CLASS_JOURNAL && w->txn.dev) {
+		struct amp_txn_stats *ts = txn_stats(&w->txn);
+
+		if (ts) {
+			__sync_fetch_and_add(&ts->journal_bytes, bytes);
+			__sync_fetch_and_add(&w->ds->journal_txn, bytes);
+		}
+	}
 }
 
 /* Bytes of a folio owned by an entry: charge the entry, maybe settle it. */
@@ -94,6 +111,8 @@ static __always_inline void charge_owner(struct walk *w, struct amp_page_key *ke
 		__sync_fetch_and_add(&w->ds->late_bytes, bytes);
 	} else {
 		__sync_fetch_and_add(&w->ds->charged_bytes, bytes);
+		if (cls == AMP_CLASS_METADATA)
+			__sync_fetch_and_add(&w->ds->meta_owned, bytes);
 		__sync_fetch_and_add(&e->dev_bytes[cls & 1], bytes);
 		if (w->last_entry != o->entry_id) {
 			__sync_fetch_and_add(&e->ios, 1);

@@ -8,20 +8,6 @@
 #ifndef AMPTRACE_DIRTY_BPF_H
 #define AMPTRACE_DIRTY_BPF_H
 
-/* Is this superblock on the disk given by --dev? */
-static __always_inline bool sb_on_target_disk(struct super_block *sb)
-{
-	struct gendisk *disk;
-
-	if (!filter_dev)
-		return true;
-	disk = BPF_CORE_READ(sb, s_bdev, bd_disk);
-	if (!disk)
-		return false;
-	return BPF_CORE_READ(disk, major) == target_disk_major &&
-	       BPF_CORE_READ(disk, first_minor) == target_disk_minor;
-}
-
 /* A folio that will never be written as its owner expects: release it. */
 static __always_inline void page_owner_cancel(struct amp_page_key *key)
 {
@@ -49,7 +35,7 @@ int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 	struct inode *host;
 	struct super_block *sb;
 	struct amp_entry *e;
-	__u32 slot;
+	__u32 slot, disk;
 
 	if (!mapping)
 		return 0;
@@ -70,7 +56,8 @@ int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 			STAT_INC(pages_untracked);
 		return 0;
 	}
-	if (!sb_on_target_disk(sb))
+	disk = sb_disk(sb);
+	if (!disk_is_target(disk))
 		return 0;
 	fk.dev = key.dev;
 	fk.ino = key.ino;
@@ -89,6 +76,8 @@ int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 	}
 
 	__sync_fetch_and_add(&e->outstanding, 1);
+	if (!e->disk)
+		e->disk = disk;
 	e->folios_dirtied++;
 	e->pages_dirtied += owner.npages;
 	if (slot < AMP_SCATTER_MAX) {

@@ -13,6 +13,7 @@ static __always_inline void entry_emit(struct amp_entry *e)
 {
 	__u64 id = e->id;
 
+	e->type = AMP_REC_ENTRY;
 	if (bpf_ringbuf_output(&events, e, sizeof(*e), 0))
 		STAT_INC(ringbuf_drops);
 	bpf_map_delete_elem(&entries, &id);

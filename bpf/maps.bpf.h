@@ -110,13 +110,30 @@ struct {
 	__type(value, struct amp_dev_stats);
 } devs SEC(".maps");
 
-/* Bios submitted by a jbd2 thread, from queue to completion. */
+/* Bios submitted by a jbd2 thread, from queue to completion: the
+ * transaction it was committing then ({0, 0} outside a commit). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 8192);
 	__type(key, __u64);
-	__type(value, __u8);
+	__type(value, struct amp_txn_key);
 } jbd2_bios SEC(".maps");
+
+/* jbd2 transactions from their first handle to the end of their commit. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct amp_txn_key);
+	__type(value, struct amp_txn_stats);
+} txns SEC(".maps");
+
+/* jbd2 thread (tid) -> the transaction it is committing. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, struct amp_txn_key);
+} jbd2_committing SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -9,35 +9,6 @@
 
 #define AMP_RECVMMSG_MAX 64	/* messages summed per recvmmsg */
 
-static __always_inline bool comm_matches(void)
-{
-	char comm[AMP_COMM_LEN];
-
-	bpf_get_current_comm(comm, sizeof(comm));
-	for (int i = 0; i < AMP_COMM_LEN; i++) {
-		if (comm[i] != target_comm[i])
-			return false;
-		if (!comm[i])
-			break;
-	}
-	return true;
-}
-
-static __always_inline bool task_is_target(__u64 pid_tgid)
-{
-	__u32 tgid = pid_tgid >> 32;
-
-	if (tgid == self_tgid)
-		return false;
-	if (filter_pid && !bpf_map_lookup_elem(&target_pids, &tgid))
-		return false;
-	if (filter_comm && !comm_matches())
-		return false;
-	if (filter_cgroup && bpf_current_task_under_cgroup(&target_cgroup, 0) != 1)
-		return false;
-	return true;
-}
-
 /* The inode behind fd in the current task, or NULL. */
 static __always_inline struct inode *fd_inode(int fd)
 {

@@ -70,16 +70,39 @@ static inline unsigned kdev_minor(__u32 kdev) { return kdev & 0xfffff; }
 const char *path_of(__u32 kdev, __u64 ino, __u32 pid);
 void paths_use_files_map(int fd);
 
-/* report.c */
+/* Costs settled in user space (ledger.c), on top of the kernel's. */
+struct entry_costs {
+	__u64 journal;		/* fs journal, by cause: share of its commits */
+	__u64 window;		/* unclaimed metadata/journal, by window */
+};
+
+/* ledger.c */
+struct ledger_disk {
+	__u32 disk;
+	__u64 journal_by_cause;
+	__u64 by_window;
+	__u64 left_over;	/* unclaimed in windows with no entry, at exit */
+};
 struct report;
+struct ledger;
+struct ledger *ledger_new(struct report *r, int devs_fd);
+void ledger_entry(struct ledger *l, const struct amp_entry *e);
+void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec);
+void ledger_tick(struct ledger *l, bool force);
+void ledger_flush(struct ledger *l, int txns_fd);
+const struct ledger_disk *ledger_disk(struct ledger *l, __u32 disk);
+void ledger_free(struct ledger *l);
+
+/* report.c */
 struct report *report_new(FILE *out, bool json, bool quiet);
-void report_entry(struct report *r, const struct amp_entry *e);
+void report_entry(struct report *r, const struct amp_entry *e, const struct entry_costs *c);
 struct summary_dev {
 	char name[AMP_DISK_NAME_LEN];
 	__u32 kdev;
 	struct amp_dev_stats st;
 	struct disk_counter delta;
 	bool have_counter;
+	struct ledger_disk ledger;	/* journal by cause, by window */
 };
 struct summary_file {
 	struct amp_file_key key;

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /* amptrace: subcommand dispatch, in the style of perf and git. */
+#include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "loader.h"
 
 const char *amp_prog = "amptrace";
@@ -32,6 +36,34 @@ static int cmd_trace(int argc, char **argv)
 	return trace_run(&opts) ? 1 : 0;
 }
 
+/* `amptrace compare ...`: exec scripts/amptrace-compare from the folder of
+ * this binary, telling it which amptrace to run (AMPTRACE). */
+static int cmd_compare(int argc, char **argv)
+{
+	char exe[PATH_MAX], script[PATH_MAX + 32];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n <= 0) {
+		amp_err("compare: cannot resolve /proc/self/exe: %s", strerror(errno));
+		return 1;
+	}
+	exe[n] = '\0';
+	setenv("AMPTRACE", exe, 1);
+	slash = strrchr(exe, '/');
+	*slash = '\0';
+	snprintf(script, sizeof(script), "%s/scripts/amptrace-compare", exe);
+	if (access(script, X_OK)) {
+		amp_err("compare: %s: %s (it ships next to the amptrace binary)",
+			script, strerror(errno));
+		return 1;
+	}
+	argv[0] = script;
+	execv(script, argv);
+	amp_err("compare: exec %s: %s", script, strerror(errno));
+	return 1;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -42,6 +74,7 @@ static void usage(FILE *f)
 		"\n"
 		"commands:\n"
 		"  trace     stream one line per logging syscall, summary at exit\n"
+		"  compare   one logging workload on several loop filesystems, side by side\n"
 		"  help      this text; `amptrace COMMAND --help` for a command\n");
 }
 
@@ -53,6 +86,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "trace"))
 		return cmd_trace(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "compare"))
+		return cmd_compare(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "-h")) {
 		usage(stdout);

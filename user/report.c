@@ -19,6 +19,7 @@ struct proc_total {
 	char comm[AMP_COMM_LEN];
 	__u64 entries, bytes, pages, folios, write_faults, ios;
 	__u64 dev_bytes[2];	/* data, metadata charged to its entries */
+	__u64 journal, window;
 	__u64 scatter_dropped, unsettled;
 };
 
@@ -81,9 +82,10 @@ static struct proc_total *proc_get(struct report *r, const struct amp_entry *e)
 	return &r->procs[r->nr_procs++];
 }
 
-static __u64 entry_dev_total(const struct amp_entry *e)
+static __u64 entry_dev_total(const struct amp_entry *e, const struct entry_costs *c)
 {
-	return e->dev_bytes[AMP_CLASS_DATA] + e->dev_bytes[AMP_CLASS_METADATA];
+	return e->dev_bytes[AMP_CLASS_DATA] + e->dev_bytes[AMP_CLASS_METADATA] +
+	       c->journal + c->window;
 }
 
 /* Device bytes per syscall byte; 0 when the syscall moved no bytes. */
@@ -117,7 +119,7 @@ static char *dev_str(__u32 kdev, char *buf, size_t len)
 	return buf;
 }
 
-static void entry_json(struct report *r, const struct amp_entry *e)
+static void entry_json(struct report *r, const struct amp_entry *e, const struct entry_costs *c)
 {
 	json_object *o = json_object_new_object(), *db, *sc;
 	char buf[64];
@@ -148,11 +150,24 @@ static void entry_json(struct report *r, const struct amp_entry *e)
 	db = json_object_new_object();
 	json_object_object_add(db, "data", json_object_new_uint64(e->dev_bytes[AMP_CLASS_DATA]));
 	json_object_object_add(db, "metadata", json_object_new_uint64(e->dev_bytes[AMP_CLASS_METADATA]));
+	json_object_object_add(db, "journal", json_object_new_uint64(c->journal));
+	json_object_object_add(db, "window", json_object_new_uint64(c->window));
 	json_object_object_add(o, "dev_bytes", db);
-	json_object_object_add(o, "dev_bytes_total", json_object_new_uint64(entry_dev_total(e)));
+	json_object_object_add(o, "dev_bytes_total", json_object_new_uint64(entry_dev_total(e, c)));
 	json_object_object_add(o, "ios", json_object_new_uint64(e->ios));
 	json_object_object_add(o, "amplification",
-		json_object_new_double(amplification(entry_dev_total(e), e->bytes)));
+		json_object_new_double(amplification(entry_dev_total(e, c), e->bytes)));
+	sc = json_object_new_array();
+	for (__u32 i = 0; i < e->nr_txns && i < AMP_ENTRY_TXNS; i++) {
+		json_object *t = json_object_new_object();
+
+		json_object_object_add(t, "dev", json_object_new_string(dev_str(e->txns[i].dev, buf, sizeof(buf))));
+		json_object_object_add(t, "tid", json_object_new_uint64(e->txns[i].tid));
+		json_object_object_add(t, "handles", json_object_new_uint64(e->txns[i].handles));
+		json_object_array_add(sc, t);
+	}
+	json_object_object_add(o, "txns", sc);
+	json_object_object_add(o, "txns_dropped", json_object_new_uint64(e->txns_dropped));
 	json_object_object_add(o, "closed", json_object_new_boolean(e->flags & AMP_ENTRY_CLOSED));
 	json_object_object_add(o, "settled", json_object_new_boolean(entry_settled(e)));
 	json_object_object_add(o, "failed", json_object_new_boolean(e->flags & AMP_ENTRY_FAILED));
@@ -212,27 +227,29 @@ static void scatter_text(FILE *out, const struct amp_entry *e)
 		fprintf(out, " (+%u folios)", e->runs_dropped);
 }
 
-static void entry_text(struct report *r, const struct amp_entry *e)
+static void entry_text(struct report *r, const struct amp_entry *e, const struct entry_costs *c)
 {
 	char t[32];
 
 	if (!r->header_done) {
-		fprintf(r->out, "%-7s %-12s %-7s %-7s %-15s %-8s %8s %6s %6s %10s %8s  %s\n",
-			"ENTRY", "TIME", "PID", "TID", "COMM", "SYSCALL", "BYTES",
-			"PAGES", "FAULTS", "DEV_BYTES", "AMP", "PAGES DIRTIED (file:page)");
+		fprintf(r->out, "%-6s %-12s %-7s %-15s %-8s %6s %5s %6s %8s %6s %7s %7s %8s  %s\n",
+			"ENTRY", "TIME", "TID", "COMM", "SYSCALL", "BYTES", "PAGES", "FAULTS",
+			"DATA", "META", "JOURNAL", "WINDOW", "AMP", "PAGES DIRTIED (file:page)");
 		r->header_done = true;
 	}
 	format_time(r, e->start_ns, t, sizeof(t), false);
-	fprintf(r->out, "%-7llu %-12s %-7u %-7u %-15.15s %-8s %8lld %6u %6u %10llu %7.1fx%s ",
-		(unsigned long long)e->id, t, e->pid, e->tid, e->comm,
+	fprintf(r->out, "%-6llu %-12s %-7u %-15.15s %-8s %6lld %5u %6u %8llu %6llu %7llu %7llu %7.1fx%s ",
+		(unsigned long long)e->id, t, e->tid, e->comm,
 		syscall_name(e->syscall_nr), (long long)e->bytes, e->pages_dirtied,
-		e->write_faults, (unsigned long long)entry_dev_total(e),
-		amplification(entry_dev_total(e), e->bytes), entry_settled(e) ? " " : "*");
+		e->write_faults, (unsigned long long)e->dev_bytes[AMP_CLASS_DATA],
+		(unsigned long long)e->dev_bytes[AMP_CLASS_METADATA],
+		(unsigned long long)c->journal, (unsigned long long)c->window,
+		amplification(entry_dev_total(e, c), e->bytes), entry_settled(e) ? " " : "*");
 	scatter_text(r->out, e);
 	fputc('\n', r->out);
 }
 
-void report_entry(struct report *r, const struct amp_entry *e)
+void report_entry(struct report *r, const struct amp_entry *e, const struct entry_costs *c)
 {
 	struct proc_total *p = proc_get(r, e);
 
@@ -248,15 +265,17 @@ void report_entry(struct report *r, const struct amp_entry *e)
 		p->ios += e->ios;
 		p->dev_bytes[0] += e->dev_bytes[AMP_CLASS_DATA];
 		p->dev_bytes[1] += e->dev_bytes[AMP_CLASS_METADATA];
+		p->journal += c->journal;
+		p->window += c->window;
 		p->scatter_dropped += e->runs_dropped;
 		p->unsettled += !entry_settled(e);
 	}
 	if (r->quiet)
 		return;
 	if (r->json)
-		entry_json(r, e);
+		entry_json(r, e, c);
 	else
-		entry_text(r, e);
+		entry_text(r, e, c);
 }
 
 static __u64 dev_class_sum(const struct amp_dev_stats *st)
@@ -278,7 +297,9 @@ static __u64 dev_class_sum(const struct amp_dev_stats *st)
 	X(devs_full, "devices map full")                 \
 	X(jbd2_bios_full, "jbd2 bio map full")           \
 	X(pages_untracked, "pages with no entry")        \
-	X(pages_cancelled, "pages never written")
+	X(pages_cancelled, "pages never written")        \
+	X(txns_full, "transactions map full")            \
+	X(entry_txns_dropped, "handles past 4 transactions")
 
 static void summary_json(struct report *r, const struct summary *s)
 {
@@ -294,7 +315,7 @@ static void summary_json(struct report *r, const struct summary *s)
 	for (size_t i = 0; i < r->nr_procs; i++) {
 		const struct proc_total *p = &r->procs[i];
 		json_object *j = json_object_new_object(), *db = json_object_new_object();
-		__u64 dev = p->dev_bytes[0] + p->dev_bytes[1];
+		__u64 dev = p->dev_bytes[0] + p->dev_bytes[1] + p->journal + p->window;
 
 		json_object_object_add(j, "pid", json_object_new_int(p->pid));
 		json_object_object_add(j, "comm", json_object_new_string_len(p->comm,
@@ -305,6 +326,8 @@ static void summary_json(struct report *r, const struct summary *s)
 		json_object_object_add(j, "write_faults", json_object_new_uint64(p->write_faults));
 		json_object_object_add(db, "data", json_object_new_uint64(p->dev_bytes[0]));
 		json_object_object_add(db, "metadata", json_object_new_uint64(p->dev_bytes[1]));
+		json_object_object_add(db, "journal", json_object_new_uint64(p->journal));
+		json_object_object_add(db, "window", json_object_new_uint64(p->window));
 		json_object_object_add(j, "dev_bytes", db);
 		json_object_object_add(j, "ios", json_object_new_uint64(p->ios));
 		json_object_object_add(j, "amplification", json_object_new_double(amplification(dev, p->bytes)));
@@ -345,6 +368,18 @@ static void summary_json(struct report *r, const struct summary *s)
 		json_object_object_add(j, "classes", c);
 		json_object_object_add(j, "total", json_object_new_uint64(sum));
 		json_object_object_add(j, "charged_to_entries", json_object_new_uint64(d->st.charged_bytes));
+		{
+			__u64 cause = d->st.charged_bytes + d->ledger.journal_by_cause;
+			__u64 win = d->ledger.by_window;
+
+			json_object_object_add(j, "by_cause", json_object_new_uint64(cause));
+			json_object_object_add(j, "by_window", json_object_new_uint64(win));
+			json_object_object_add(j, "unattributed", json_object_new_int64((__s64)sum - cause - win));
+			json_object_object_add(j, "cause_fraction",
+				json_object_new_double(sum ? (double)cause / sum : 0));
+			json_object_object_add(j, "charged_fraction",
+				json_object_new_double(sum ? (double)(cause + win) / sum : 0));
+		}
 		json_object_object_add(j, "late_bytes", json_object_new_uint64(d->st.late_bytes));
 		json_object_object_add(j, "unwalked_bytes", json_object_new_uint64(d->st.unwalked_bytes));
 		json_object_object_add(j, "ios", json_object_new_uint64(d->st.ios));
@@ -379,17 +414,19 @@ static void summary_text(struct report *r, const struct summary *s)
 	fprintf(out, "\nSummary: %.1f s, %llu entries (%llu with pages still unwritten, marked *)\n",
 		s->duration_s, (unsigned long long)r->entries, (unsigned long long)r->unsettled);
 
-	fprintf(out, "\nPer process (device bytes of the pages its entries dirtied):\n"
-		"%-7s %-15s %8s %10s %8s %12s %12s %6s %8s\n", "PID", "COMM",
-		"ENTRIES", "BYTES", "PAGES", "DATA_BYTES", "META_BYTES", "IOS", "AMP");
+	fprintf(out, "\nPer process (device bytes charged to its entries):\n"
+		"%-7s %-15s %8s %10s %8s %10s %10s %10s %10s %6s %8s\n", "PID", "COMM",
+		"ENTRIES", "BYTES", "PAGES", "DATA", "METADATA", "JOURNAL", "WINDOW", "IOS", "AMP");
 	for (size_t i = 0; i < r->nr_procs; i++) {
 		const struct proc_total *p = &r->procs[i];
 
-		fprintf(out, "%-7u %-15.15s %8llu %10llu %8llu %12llu %12llu %6llu %7.1fx\n", p->pid, p->comm,
-			(unsigned long long)p->entries, (unsigned long long)p->bytes,
+		fprintf(out, "%-7u %-15.15s %8llu %10llu %8llu %10llu %10llu %10llu %10llu %6llu %7.1fx\n",
+			p->pid, p->comm, (unsigned long long)p->entries, (unsigned long long)p->bytes,
 			(unsigned long long)p->pages, (unsigned long long)p->dev_bytes[0],
-			(unsigned long long)p->dev_bytes[1], (unsigned long long)p->ios,
-			amplification(p->dev_bytes[0] + p->dev_bytes[1], p->bytes));
+			(unsigned long long)p->dev_bytes[1], (unsigned long long)p->journal,
+			(unsigned long long)p->window, (unsigned long long)p->ios,
+			amplification(p->dev_bytes[0] + p->dev_bytes[1] + p->journal + p->window,
+				      p->bytes));
 	}
 
 	fprintf(out, "\nPer file (BYTES: write syscalls aimed at it; pages and device bytes of its folios):\n"
@@ -428,6 +465,22 @@ static void summary_text(struct report *r, const struct summary *s)
 				(unsigned long long)d->st.ios, (unsigned long long)d->delta.write_ios);
 		else
 			fprintf(out, "%12s %9s %6llu %6s\n", "-", "-", (unsigned long long)d->st.ios, "-");
+	}
+
+	fprintf(out, "\nCharged to entries (by cause: their pages, their share of jbd2 commits;\n"
+		"by window: unclaimed bytes of the write-out pass that wrote their pages):\n"
+		"%-10s %12s %12s %12s %9s %9s\n", "DEVICE", "BY_CAUSE", "BY_WINDOW",
+		"UNATTRIB", "CAUSE%", "CHARGED%");
+	for (int i = 0; i < s->nr_devs; i++) {
+		const struct summary_dev *d = &s->devs[i];
+		__u64 sum = dev_class_sum(&d->st);
+		__u64 cause = d->st.charged_bytes + d->ledger.journal_by_cause;
+		__u64 win = d->ledger.by_window;
+
+		fprintf(out, "%-10s %12llu %12llu %12lld %8.1f%% %8.1f%%\n", d->name,
+			(unsigned long long)cause, (unsigned long long)win,
+			(long long)sum - (long long)cause - (long long)win,
+			sum ? 100.0 * cause / sum : 0.0, sum ? 100.0 * (cause + win) / sum : 0.0);
 	}
 
 	fprintf(out, "\nLosses:");

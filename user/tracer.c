@@ -44,6 +44,7 @@ struct tracer {
 	struct amptrace *skel;
 	struct ring_buffer *rb;
 	struct report *report;
+	struct ledger *ledger;
 	FILE *out;
 	void *timed_out;	/* tsearch set of ids reported by the sweep */
 	__u64 entries_timed_out, late_records;
@@ -64,19 +65,23 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int on_entry(void *ctx, void *data, size_t len)
+static int on_record(void *ctx, void *data, size_t len)
 {
 	struct tracer *t = ctx;
 	const struct amp_entry *e = data;
 
-	if (len < sizeof(*e))
+	if (len == sizeof(struct amp_txn_rec) && *(__u32 *)data == AMP_REC_TXN) {
+		ledger_txn(t->ledger, data);
+		return 0;
+	}
+	if (len < sizeof(*e) || e->type != AMP_REC_ENTRY)
 		return 0;
 	/* Already reported by the settle-timeout sweep: count, don't repeat. */
 	if (t->timed_out && tfind(&e->id, &t->timed_out, cmp_u64)) {
 		t->late_records++;
 		return 0;
 	}
-	report_entry(t->report, e);
+	ledger_entry(t->ledger, e);
 	return 0;
 }
 
@@ -289,7 +294,7 @@ static void sweep_stale(struct tracer *t, bool all)
 		if (bpf_map_lookup_and_delete_elem(fd, &ids[i], &e))
 			continue;
 		e.flags |= AMP_ENTRY_DRAINED;
-		report_entry(t->report, &e);
+		ledger_entry(t->ledger, &e);
 		if (!all) {
 			__u64 *id = malloc(sizeof(*id));
 
@@ -341,6 +346,8 @@ static void devs_summary(struct tracer *t, struct summary *s)
 		d.st.late_bytes -= b->st.late_bytes;
 		d.st.ios -= b->st.ios;
 		d.st.unwalked_bytes -= b->st.unwalked_bytes;
+		d.st.meta_owned -= b->st.meta_owned;
+		d.st.journal_txn -= b->st.journal_txn;
 		if (!disk_read_counter(b->name, &now)) {
 			d.have_counter = true;
 			d.delta.sectors_written = now.sectors_written - b->c.sectors_written;
@@ -436,7 +443,10 @@ int trace_run(const struct trace_opts *o)
 		amp_err("cannot attach to tracepoints (%s); rerun with -v", strerror(-err));
 		goto cleanup;
 	}
-	t.rb = ring_buffer__new(bpf_map__fd(t.skel->maps.events), on_entry, &t, NULL);
+	t.ledger = ledger_new(t.report, bpf_map__fd(t.skel->maps.devs));
+	if (!t.ledger)
+		goto cleanup;
+	t.rb = ring_buffer__new(bpf_map__fd(t.skel->maps.events), on_record, &t, NULL);
 	if (!t.rb) {
 		err = -errno;
 		amp_err("cannot create the ring buffer reader: %s", strerror(errno));
@@ -459,19 +469,24 @@ int trace_run(const struct trace_opts *o)
 		}
 		if (o->duration && now_s() - start >= o->duration)
 			break;
-		if (now_s() - last_sweep >= 1.0) {
+		if (now_s() - last_sweep >= 0.5) {
 			sweep_stale(&t, false);
+			ledger_tick(t.ledger, false);
 			last_sweep = now_s();
 		}
 	}
 	err = 0;
 
-	/* Counters first, then detach, then what is left in the kernel. */
+	/* Detach and read both counters at once, then settle what is left. */
 	s.duration_s = now_s() - start;
-	devs_summary(&t, &s);
 	amptrace__detach(t.skel);
+	devs_summary(&t, &s);
 	ring_buffer__consume(t.rb);
 	sweep_stale(&t, true);
+	ledger_flush(t.ledger, bpf_map__fd(t.skel->maps.txns));
+	for (int i = 0; i < s.nr_devs; i++)
+		if (ledger_disk(t.ledger, s.devs[i].kdev))
+			s.devs[i].ledger = *ledger_disk(t.ledger, s.devs[i].kdev);
 	files_summary(&t, &s);
 	sum_losses(&t, &s.losses);
 	s.entries_timed_out = t.entries_timed_out;
@@ -481,6 +496,7 @@ int trace_run(const struct trace_opts *o)
 cleanup:
 	ring_buffer__free(t.rb);
 	amptrace__destroy(t.skel);
+	ledger_free(t.ledger);
 	report_free(t.report);
 	tdestroy(t.timed_out, free);
 	free(t.base);

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Stage 4: filesystem journal (ext4's jbd2).  A task opens handles in the
+ * running transaction (jbd2_handle_start, in its own context): the entry
+ * it has open is one of the causes of that transaction.  The jbd2 thread
+ * later commits it (jbd2_start_commit .. jbd2_end_commit); the bios it
+ * submits meanwhile are that commit's journal blocks.  At the end of the
+ * commit one record goes to user space, which splits the bytes over the
+ * entries by their share of handles.
+ */
+#ifndef AMPTRACE_FSJOURNAL_BPF_H
+#define AMPTRACE_FSJOURNAL_BPF_H
+
+static __always_inline struct amp_txn_stats *txn_stats(struct amp_txn_key *key)
+{
+	struct amp_txn_stats *ts = bpf_map_lookup_elem(&txns, key);
+	struct amp_txn_stats zero = {};
+
+	if (ts)
+		return ts;
+	if (bpf_map_update_elem(&txns, key, &zero, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&txns, key)) {
+		STAT_INC(txns_full);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&txns, key);
+}
+
+static __always_inline void entry_add_txn(struct amp_entry *e, struct amp_txn_key *key)
+{
+	__u32 n = e->nr_txns;
+
+	for (int i = 0; i < AMP_ENTRY_TXNS; i++) {
+		if (i >= n)
+			break;
+		if (e->txns[i].tid == key->tid && e->txns[i].dev == key->dev) {
+			e->txns[i].handles++;
+			return;
+		}
+	}
+	if (n < AMP_ENTRY_TXNS) {
+		e->txns[n].dev = key->dev;
+		e->txns[n].tid = key->tid;
+		e->txns[n].handles = 1;
+		e->nr_txns = n + 1;
+	} else {
+		e->txns_dropped++;
+		STAT_INC(entry_txns_dropped);
+	}
+}
+
+SEC("tp_btf/jbd2_handle_start")
+int BPF_PROG(on_jbd2_handle_start, dev_t dev, tid_t tid, unsigned int type,
+	     unsigned int line_no, int requested_blocks)
+{
+	struct amp_txn_key key = { .dev = dev, .tid = tid };
+	struct amp_txn_stats *ts;
+	struct amp_entry *e;
+
+	if (!disk_is_target(dev))
+		return 0;
+	ts = txn_stats(&key);
+	if (!ts)
+		return 0;
+	e = thread_entry((__u32)bpf_get_current_pid_tgid());
+	if (!e) {
+		__sync_fetch_and_add(&ts->handles_untraced, 1);
+		return 0;
+	}
+	__sync_fetch_and_add(&ts->handles_traced, 1);
+	entry_add_txn(e, &key);
+	return 0;
+}
+
+static __always_inline void txn_key_of(journal_t *journal, transaction_t *t,
+				       struct amp_txn_key *key)
+{
+	key->dev = BPF_CORE_READ(journal, j_fs_dev, bd_dev);
+	key->tid = BPF_CORE_READ(t, t_tid);
+}
+
+SEC("tp_btf/jbd2_start_commit")
+int BPF_PROG(on_jbd2_start_commit, journal_t *journal, transaction_t *t)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct amp_txn_key key;
+
+	txn_key_of(journal, t, &key);
+	if (!disk_is_target(key.dev))
+		return 0;
+	bpf_map_update_elem(&jbd2_committing, &tid, &key, BPF_ANY);
+	return 0;
+}
+
+SEC("tp_btf/jbd2_end_commit")
+int BPF_PROG(on_jbd2_end_commit, journal_t *journal, transaction_t *t)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct amp_txn_rec rec = { .type = AMP_REC_TXN, .committed = 1 };
+	struct amp_txn_key key;
+	struct amp_txn_stats *ts;
+
+	bpf_map_delete_elem(&jbd2_committing, &tid);
+	txn_key_of(journal, t, &key);
+	ts = bpf_map_lookup_elem(&txns, &key);
+	if (!ts)
+		return 0;
+	rec.dev = key.dev;
+	rec.tid = key.tid;
+	rec.st = *ts;
+	bpf_map_delete_elem(&txns, &key);
+	if (bpf_ringbuf_output(&events, &rec, sizeof(rec), 0))
+		STAT_INC(ringbuf_drops);
+	return 0;
+}
+
+#endif /* AMPTRACE_FSJOURNAL_BPF_H */

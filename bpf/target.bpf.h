@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* What is traced: the task filters (-p, -c, --cgroup) and the disk (--dev). */
+#ifndef AMPTRACE_TARGET_BPF_H
+#define AMPTRACE_TARGET_BPF_H
+
+static __always_inline bool comm_matches(void)
+{
+	char comm[AMP_COMM_LEN];
+
+	bpf_get_current_comm(comm, sizeof(comm));
+	for (int i = 0; i < AMP_COMM_LEN; i++) {
+		if (comm[i] != target_comm[i])
+			return false;
+		if (!comm[i])
+			break;
+	}
+	return true;
+}
+
+static __always_inline bool task_is_target(__u64 pid_tgid)
+{
+	__u32 tgid = pid_tgid >> 32;
+
+	if (tgid == self_tgid)
+		return false;
+	if (filter_pid && !bpf_map_lookup_elem(&target_pids, &tgid))
+		return false;
+	if (filter_comm && !comm_matches())
+		return false;
+	if (filter_cgroup && bpf_current_task_under_cgroup(&target_cgroup, 0) != 1)
+		return false;
+	return true;
+}
+
+/* The disk under a superblock (kernel dev_t), 0 for none (tmpfs, proc). */
+static __always_inline __u32 sb_disk(struct super_block *sb)
+{
+	struct gendisk *disk = BPF_CORE_READ(sb, s_bdev, bd_disk);
+
+	if (!disk)
+		return 0;
+	return (BPF_CORE_READ(disk, major) << 20) | BPF_CORE_READ(disk, first_minor);
+}
+
+/* Is this disk the one given by --dev? */
+static __always_inline bool disk_is_target(__u32 disk)
+{
+	return !filter_dev ||
+	       disk == ((target_disk_major << 20) | target_disk_minor);
+}
+
+#endif /* AMPTRACE_TARGET_BPF_H */

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Filesystem overhead charged to entries, on ext4, ext4 without a journal,
+# xfs and btrfs, for the synthetic writer and for journald:
+#  (a) the device classes sum to /sys/block/DEV/stat within 1%;
+#  (b) >= 90% of the device bytes are charged to an entry, by cause or by
+#      window, when only traced writers touch the filesystem;
+#  (c) ext4 has a non-zero fs-journal class, ext4 without journal zero.
+# FSLIST overrides the filesystems, e.g. FSLIST="ext4 xfs".
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+need_root
+
+check() {   # FS WHAT TRACE
+    python3 - "$@" "$LOOPNAME" <<'PY'
+import json, sys
+fs, what, path, dev = sys.argv[1:5]
+recs = [json.loads(l) for l in open(path)]
+s = recs[-1]
+d = [d for d in s["devices"] if d["name"] == dev][0]
+tag = f"{fs}/{what}"
+total, ctr = d["total"], d["counter_bytes"]
+assert abs(total - ctr) <= 0.01 * ctr, f"{tag}: classes {d['classes']} sum {total} vs counter {ctr}"
+print(f"ok: {tag}: classes {d['classes']} sum {total} = counter {ctr}")
+entries = [r for r in recs if r["type"] == "entry"]
+charged = sum(e["dev_bytes_total"] for e in entries)
+assert charged == d["by_cause"] + d["by_window"], \
+    f"{tag}: entries carry {charged} B, device says by cause {d['by_cause']} + by window {d['by_window']}"
+assert d["unattributed"] >= 0, f"{tag}: charged more than written: {d}"
+print(f"ok: {tag}: entries carry {charged} B = by cause {d['by_cause']} + by window {d['by_window']} (nothing counted twice)")
+assert d["charged_fraction"] >= 0.90, \
+    f"{tag}: only {d['charged_fraction']:.1%} of {total} B charged to entries ({d})"
+print(f"ok: {tag}: {d['charged_fraction']:.1%} charged to entries, {d['cause_fraction']:.1%} by cause")
+j = d["classes"]["journal"]
+if fs == "ext4":
+    assert j > 0, f"{tag}: ext4 wrote no journal bytes"
+    jc = sum(e["dev_bytes"]["journal"] for e in entries)
+    assert jc > 0, f"{tag}: no jbd2 commit bytes charged by cause"
+    print(f"ok: {tag}: journal class {j} B, {jc} B of it charged by cause (jbd2 handles)")
+if fs == "ext4nj":
+    assert j == 0, f"{tag}: ext4 without journal shows journal bytes {j}"
+    print(f"ok: {tag}: journal class 0")
+PY
+}
+
+for fs in ${FSLIST:-ext4 ext4nj xfs btrfs}; do
+    size=512
+    # --- synthetic writer on its own filesystem
+    mnt=$AMP_TMP/mnt-$fs
+    make_loopfs "$fs" "$size" "$mnt"
+    sync; _wait_quiet "$mnt" 3 20
+    start_tracer -c synth_writer --dev "$LOOPNAME"
+    "$SYNTH_WRITER" -n 8 -w 2 -m 3 "$mnt" | cat >/dev/null
+    sync
+    stop_tracer
+    check "$fs" synth "$TRACE_OUT"
+    _umount_robust "$mnt"
+
+    # --- journald with /var/log/journal on its own filesystem
+    make_loopfs "$fs" "$size" /var/log/journal
+    start_journald
+    start_tracer -c systemd-journal --dev "$LOOPNAME"
+    for i in 1 2 3; do send_journal_entry "fs overhead $fs $i" SEQ="$i"; sleep 0.3; done
+    sleep 1
+    sync
+    stop_tracer
+    check "$fs" journald "$TRACE_OUT"
+    _kill_wait "$JOURNALD_PID" journald
+    _umount_robust /var/log/journal
+done
