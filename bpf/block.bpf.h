@@ -48,7 +48,7 @@ struct walk {
 	__u32 bio_left;		/* bytes left in the current bio */
 	__u32 rq_left;		/* bytes left in the request */
 	bool bio_walkable;	/* REQ_OP_WRITE: pages to look at */
-	bool bio_jbd2;
+	bool bio_jbd2;		/* fs journal: jbd2 thread's, or an xfs log write */
 	bool bio_meta;
 	struct amp_txn_key txn;	/* jbd2 bio: the commit it belongs to, or {0, 0} */
 };
@@ -68,7 +68,8 @@ static __always_inline void walk_load_bio(struct walk *w, struct bio *bio)
 	w->bio_walkable = (opf & AMP_REQ_OP_MASK) == REQ_OP_WRITE && w->vecs;
 	w->bio_meta = opf & (1u << meta);
 	txn = bpf_map_lookup_elem(&jbd2_bios, &key);
-	w->bio_jbd2 = txn != NULL;
+	w->bio_jbd2 = txn != NULL ||
+		      (xfs_log_end_io && (__u64)BPF_CORE_READ(bio, bi_end_io) == xfs_log_end_io);
 	w->txn.dev = txn ? txn->dev : 0;
 	w->txn.tid = txn ? txn->tid : 0;
 	if (txn)

@@ -9,6 +9,8 @@
 #define AMP_S_IFMT   00170000
 #define AMP_S_IFSOCK 0140000
 #define AMP_S_IFREG  0100000
+#define AMP_S_IFCHR  0020000
+#define AMP_KMSG_RDEV ((1u << 20) | 11)	/* /dev/kmsg, kernel dev_t encoding */
 
 /*
  * folio_nr_pages(): 6.13+ keeps the count in folio->_nr_pages
@@ -70,6 +72,29 @@ static __always_inline struct address_space *folio_file_mapping(struct folio *fo
 	if (mapping & 3)	/* PAGE_MAPPING_ANON / _MOVABLE / KSM */
 		return NULL;
 	return (struct address_space *)mapping;
+}
+
+/*
+ * The block device under a superblock.  btrfs leaves sb->s_bdev NULL (it
+ * can span devices); its latest device is the one it writes to here.  The
+ * btrfs types only resolve where btrfs is in vmlinux BTF; elsewhere the
+ * branch is dead and libbpf poisons it.
+ */
+#define AMP_BTRFS_SUPER_MAGIC 0x9123683E
+
+static __always_inline struct block_device *sb_bdev(struct super_block *sb)
+{
+	struct block_device *bdev = BPF_CORE_READ(sb, s_bdev);
+	struct btrfs_fs_info *fs_info;
+
+	if (bdev)
+		return bdev;
+	if (bpf_core_type_exists(struct btrfs_fs_info) &&
+	    BPF_CORE_READ(sb, s_magic) == AMP_BTRFS_SUPER_MAGIC) {
+		fs_info = BPF_CORE_READ(sb, s_fs_info);
+		return BPF_CORE_READ(fs_info, fs_devices, latest_dev, bdev);
+	}
+	return NULL;
 }
 
 /* vm_flags is a union with __vm_flags since 6.3; the offset is unchanged. */

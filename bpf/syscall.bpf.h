@@ -61,7 +61,10 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long nr)
 		if (!entry_open(pid_tgid, &p))
 			return 0;
 	} else {
-		if (mode != AMP_S_IFSOCK)
+		/* Receives on sockets, and journald's reads of kernel messages
+		 * (/dev/kmsg, char 1:11): each one a log record. */
+		if (mode != AMP_S_IFSOCK &&
+		    !(mode == AMP_S_IFCHR && BPF_CORE_READ(inode, i_rdev) == AMP_KMSG_RDEV))
 			return 0;
 		p.arg_ptr = PT_REGS_PARM2_CORE_SYSCALL(regs);
 	}

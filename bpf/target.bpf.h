@@ -35,7 +35,8 @@ static __always_inline bool task_is_target(__u64 pid_tgid)
 /* The disk under a superblock (kernel dev_t), 0 for none (tmpfs, proc). */
 static __always_inline __u32 sb_disk(struct super_block *sb)
 {
-	struct gendisk *disk = BPF_CORE_READ(sb, s_bdev, bd_disk);
+	struct block_device *bdev = sb_bdev(sb);
+	struct gendisk *disk = bdev ? BPF_CORE_READ(bdev, bd_disk) : NULL;
 
 	if (!disk)
 		return 0;

@@ -247,6 +247,9 @@ start_journald() {
     sleep 1
     sync
     _wait_quiet /var/log/journal 6 20
+    # Quiet is not clean: pages journald dirtied meanwhile (its own notices)
+    # wait for writeback, and would be written while a test traces.
+    sync
     _log "start_journald: pid $JOURNALD_PID, file $(journald_file)"
 }
 

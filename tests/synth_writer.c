@@ -6,7 +6,10 @@
  * expected entry -> (inode, page) map as JSON lines on stdout, which must
  * not be a regular file (a write to one would be an entry of its own).
  *
- *   synth_writer [-n ENTRIES] [-w WRITE_PAGES] [-m MMAP_PAGES] [-g GAP_MS] DIR
+ *   synth_writer [-n ENTRIES] [-w WRITE_PAGES] [-m MMAP_PAGES] [-g GAP_MS] [-s] DIR
+ *
+ * -s: fsync between the pwrite and the stores, so that on ext4 each entry
+ * opens jbd2 handles in two transactions (the fsync commits the first).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,21 +39,22 @@ int main(int argc, char **argv)
 	struct timespec gap;
 	char *buf, *map;
 	size_t map_len;
-	int fd_w, fd_m, opt;
+	int fd_w, fd_m, opt, split_txn = 0;
 
-	while ((opt = getopt(argc, argv, "n:w:m:g:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:w:m:g:s")) != -1) {
 		switch (opt) {
 		case 'n': n = atol(optarg); break;
 		case 'w': w = atol(optarg); break;
 		case 'm': m = atol(optarg); break;
 		case 'g': gap_ms = atol(optarg); break;
+		case 's': split_txn = 1; break;
 		default:
-			fprintf(stderr, "usage: synth_writer [-n N] [-w W] [-m M] [-g MS] DIR\n");
+			fprintf(stderr, "usage: synth_writer [-n N] [-w W] [-m M] [-g MS] [-s] DIR\n");
 			return 2;
 		}
 	}
 	if (optind != argc - 1 || n < 1 || w < 1 || m < 0) {
-		fprintf(stderr, "usage: synth_writer [-n N] [-w W] [-m M] [-g MS] DIR\n");
+		fprintf(stderr, "usage: synth_writer [-n N] [-w W] [-m M] [-g MS] [-s] DIR\n");
 		return 2;
 	}
 	snprintf(path_w, sizeof(path_w), "%s/synth-write.dat", argv[optind]);
@@ -82,6 +86,8 @@ int main(int argc, char **argv)
 		/* The marker: one pwrite of W fresh pages, a page gap after each run. */
 		if (pwrite(fd_w, buf, w * page, i * 2 * w * page) != w * page)
 			die("pwrite");
+		if (split_txn && fsync(fd_w))
+			die("fsync");
 		for (long j = 0; j < m; j++)
 			map[((i * m + j) * MMAP_STRIDE) * page + (i % page)] = 'y';
 		if (gap_ms)

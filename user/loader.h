@@ -37,6 +37,9 @@ extern const char *amp_prog;
 extern int amp_errors;	/* one-line errors printed so far */
 void amp_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* explain.c: `amptrace explain` (journal objects and fields per entry) */
+int cmd_explain(int argc, char **argv);
+
 /* trace_cli.c */
 int trace_parse_args(int argc, char **argv, struct trace_opts *opts);
 

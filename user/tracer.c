@@ -99,6 +99,25 @@ static bool tracepoint_in_btf(const char *tp)
 	return found;
 }
 
+/* A kernel text symbol's address, 0 if absent or hidden (kptr_restrict). */
+static __u64 kallsyms_lookup(const char *name)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char sym[256], type;
+	unsigned long long addr;
+	__u64 found = 0;
+
+	if (!f)
+		return 0;
+	while (fscanf(f, "%llx %c %255s%*[^\n]", &addr, &type, sym) == 3)
+		if (!strcmp(sym, name)) {
+			found = addr;
+			break;
+		}
+	fclose(f);
+	return found;
+}
+
 static int configure(struct tracer *t)
 {
 	const struct trace_opts *o = t->opts;
@@ -128,6 +147,11 @@ static int configure(struct tracer *t)
 	bpf_map__set_max_entries(skel->maps.pending, o->max_threads);
 	bpf_map__set_max_entries(skel->maps.files, o->max_files);
 	bpf_map__set_max_entries(skel->maps.events, o->ringbuf_kb * 1024);
+
+	/* xfs log writes are recognised by their completion function. */
+	skel->rodata->xfs_log_end_io = kallsyms_lookup("xlog_bio_end_io");
+	if (o->verbose && !skel->rodata->xfs_log_end_io)
+		fprintf(stderr, "amptrace: xlog_bio_end_io not in kallsyms: xfs log counted as metadata\n");
 
 	/* Write faults are an x86 tracepoint: load it only where it exists. */
 	if (!tracepoint_in_btf("page_fault_user")) {
