@@ -55,7 +55,8 @@ struct window {
 };
 
 struct ledger {
-	struct report *report;
+	ledger_emit_fn emit;
+	void *emit_ctx;
 	int devs_fd;
 	struct held *held, **held_tail;
 	struct known_txn *txns;
@@ -74,13 +75,14 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-struct ledger *ledger_new(struct report *r, int devs_fd)
+struct ledger *ledger_new(ledger_emit_fn emit, void *ctx, int devs_fd)
 {
 	struct ledger *l = calloc(1, sizeof(*l));
 
 	if (!l)
 		return NULL;
-	l->report = r;
+	l->emit = emit;
+	l->emit_ctx = ctx;
 	l->devs_fd = devs_fd;
 	l->held_tail = &l->held;
 	return l;
@@ -156,7 +158,7 @@ static void print_ready(struct ledger *l)
 			pp = &h->next;
 			continue;
 		}
-		report_entry(l->report, &h->e, &h->c);
+		l->emit(l->emit_ctx, &h->e, &h->c);
 		*pp = h->next;
 		free(h);
 	}

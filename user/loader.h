@@ -88,7 +88,10 @@ struct ledger_disk {
 };
 struct report;
 struct ledger;
-struct ledger *ledger_new(struct report *r, int devs_fd);
+/* Called once per entry, with its bill complete. */
+typedef void (*ledger_emit_fn)(void *ctx, const struct amp_entry *e,
+			       const struct entry_costs *c);
+struct ledger *ledger_new(ledger_emit_fn emit, void *ctx, int devs_fd);
 void ledger_entry(struct ledger *l, const struct amp_entry *e);
 void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec);
 void ledger_tick(struct ledger *l, bool force);

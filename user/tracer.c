@@ -65,6 +65,14 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A finished entry, to every consumer of this run. */
+static void deliver_entry(void *ctx, const struct amp_entry *e, const struct entry_costs *c)
+{
+	struct tracer *t = ctx;
+
+	report_entry(t->report, e, c);
+}
+
 static int on_record(void *ctx, void *data, size_t len)
 {
 	struct tracer *t = ctx;
@@ -467,7 +475,7 @@ int trace_run(const struct trace_opts *o)
 		amp_err("cannot attach to tracepoints (%s); rerun with -v", strerror(-err));
 		goto cleanup;
 	}
-	t.ledger = ledger_new(t.report, bpf_map__fd(t.skel->maps.devs));
+	t.ledger = ledger_new(deliver_entry, &t, bpf_map__fd(t.skel->maps.devs));
 	if (!t.ledger)
 		goto cleanup;
 	t.rb = ring_buffer__new(bpf_map__fd(t.skel->maps.events), on_record, &t, NULL);
