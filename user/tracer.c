@@ -489,6 +489,7 @@ int trace_run(const struct trace_opts *o)
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);	/* a closed terminal stops us cleanly too */
 	fprintf(stderr, "amptrace: tracing (%s preset, %d syscalls); Ctrl-C to stop\n",
 		o->preset, nr_sys);
 

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Losses are counted and reported, never silent, and the device classes
+# still sum to the counter: a ring buffer too small for the burst, an
+# entries map too small, and files truncated/deleted before write-back
+# (their entries are reported after --settle-timeout, unsettled).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+need_root
+
+mnt=$AMP_TMP/mnt
+make_loopfs ext4 256 "$mnt"
+sync; _wait_quiet "$mnt" 3 15
+
+loss() {   # TRACE KEY MIN: summary losses[KEY] >= MIN
+    python3 - "$@" <<'PY'
+import json, sys
+path, key, least = sys.argv[1], sys.argv[2], int(sys.argv[3])
+s = [json.loads(l) for l in open(path)][-1]
+v = s["losses"][key]
+assert v >= least, f"losses.{key} = {v}, expected >= {least}: {s['losses']}"
+print(f"ok: losses.{key} = {v}")
+PY
+}
+
+# Ring buffer of 4 KiB (< 3 entries) and 200 entries settling at once.
+start_tracer -c synth_writer --dev "$LOOPNAME" --ringbuf-kb 4
+"$SYNTH_WRITER" -n 200 -w 1 -m 0 "$mnt" | cat >/dev/null
+sync
+stop_tracer
+loss "$TRACE_OUT" ringbuf_drops 1
+python3 "$AMP_ROOT/tests/checks.py" devsum "$TRACE_OUT" "$LOOPNAME" 2>&1 | grep -v '^FAIL: losses' || true
+python3 - "$TRACE_OUT" "$LOOPNAME" <<'PY'
+import json, sys
+s = [json.loads(l) for l in open(sys.argv[1])][-1]
+d = [d for d in s["devices"] if d["name"] == sys.argv[2]][0]
+assert d["total"] == d["counter_bytes"], d
+print(f"ok: with drops, classes still sum to the counter ({d['total']})")
+PY
+# The table says so too.
+"$AMPTRACE" trace -c synth_writer --dev "$LOOPNAME" --ringbuf-kb 4 -o "$AMP_TMP/table.txt" 2>/dev/null &
+t=$!; at_exit _kill_wait "$t" amptrace; sleep 2
+"$SYNTH_WRITER" -n 200 -w 1 -m 0 "$mnt" | cat >/dev/null
+sync; kill -INT "$t"; wait "$t"
+grep -q '^Losses:.*ring buffer full [1-9]' "$AMP_TMP/table.txt" || fail "no ring-buffer loss in the table: $(grep Losses "$AMP_TMP/table.txt")"
+ok "table: $(grep '^Losses:' "$AMP_TMP/table.txt")"
+
+# Entries map of 16 for 40 entries that stay unsettled until the sync.
+start_tracer -c synth_writer --dev "$LOOPNAME" --max-entries 16
+"$SYNTH_WRITER" -n 40 -w 1 -m 0 "$mnt" | cat >/dev/null
+sync
+stop_tracer
+loss "$TRACE_OUT" entries_full 1
+
+# Files truncated and deleted before write-back: reported after the timeout.
+# Fresh files: ext4's auto_da_alloc would flush a file that O_TRUNC cut
+# at its close, and the pages would be written after all.
+mkdir "$mnt/fresh"
+start_tracer -c synth_writer --dev "$LOOPNAME" --settle-timeout 2
+"$SYNTH_WRITER" -n 4 -w 1 -m 1 "$mnt/fresh" | cat >/dev/null
+truncate -s 0 "$mnt/fresh/synth-write.dat"
+rm -f "$mnt/fresh/synth-mmap.dat"
+sleep 4
+stop_tracer
+loss "$TRACE_OUT" entries_timed_out 4
+python3 - "$TRACE_OUT" <<'PY'
+import json, sys
+e = [json.loads(l) for l in open(sys.argv[1])]
+e = [r for r in e if r["type"] == "entry"]
+assert len(e) == 4 and not any(r["settled"] for r in e), [(r["id"], r["settled"]) for r in e]
+print("ok: 4 entries reported unsettled after the settle timeout")
+PY
