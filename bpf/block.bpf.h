@@ -245,7 +245,7 @@ SEC("tp_btf/block_rq_complete")
 int BPF_PROG(on_rq_complete, struct request *rq, blk_status_t error,
 	     unsigned int nr_bytes)
 {
-	struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
+	struct gendisk *disk = request_disk(rq);
 	struct walk w = {};
 	struct bio *bio;
 	__u32 dev;

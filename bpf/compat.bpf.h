@@ -97,6 +97,29 @@ static __always_inline struct block_device *sb_bdev(struct super_block *sb)
 	return NULL;
 }
 
+/*
+ * The disk a request is for: request_queue->disk since 5.15 (commit
+ * "block: add a struct gendisk pointer to the request_queue"), before that
+ * request->rq_disk.
+ */
+struct request___rq_disk {
+	struct gendisk *rq_disk;
+} __attribute__((preserve_access_index));
+
+struct request_queue___disk {
+	struct gendisk *disk;
+} __attribute__((preserve_access_index));
+
+static __always_inline struct gendisk *request_disk(struct request *rq)
+{
+	if (bpf_core_field_exists(struct request_queue___disk, disk)) {
+		struct request_queue___disk *q = (void *)BPF_CORE_READ(rq, q);
+
+		return BPF_CORE_READ(q, disk);
+	}
+	return BPF_CORE_READ((struct request___rq_disk *)rq, rq_disk);
+}
+
 /* vm_flags is a union with __vm_flags since 6.3; the offset is unchanged. */
 #define AMP_VM_SHARED 0x00000008UL
 

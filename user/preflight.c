@@ -1,5 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Up-front checks, each with a one-line answer instead of a libbpf errno. */
+/*
+ * Up-front checks, each with a one-line answer instead of a libbpf errno:
+ * privileges, BTF, and the kernel features the core chain needs.
+ */
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,6 +32,67 @@ static int effective_caps(unsigned long long *caps)
 	return found;
 }
 
+/*
+ * Is there a tracepoint of this name, in vmlinux or in a loaded module
+ * (jbd2, xfs and btrfs are modules on many distributions)?  Asks BTF for
+ * its btf_trace_<name> typedef, which is what tp_btf attaches to.
+ */
+bool kernel_has_tracepoint(const char *tp)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf(), *mod;
+	char name[128], path[300];
+	struct dirent *d;
+	bool found;
+	DIR *dir;
+
+	if (!vmlinux)
+		return false;
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	found = btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF) > 0;
+	dir = found ? NULL : opendir("/sys/kernel/btf");
+	while (dir && !found && (d = readdir(dir))) {
+		if (d->d_name[0] == '.' || !strcmp(d->d_name, "vmlinux"))
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/btf/%s", d->d_name);
+		mod = btf__parse_split(path, vmlinux);
+		if (!mod)
+			continue;
+		found = btf__find_by_name_kind(mod, name, BTF_KIND_TYPEDEF) > 0;
+		btf__free(mod);
+	}
+	if (dir)
+		closedir(dir);
+	btf__free(vmlinux);
+	return found;
+}
+
+/* What the core chain cannot do without, each with the kernel that has it. */
+static int check_kernel_features(void)
+{
+	static const struct {
+		const char *tp, *why;
+	} needed[] = {
+		{ "sys_enter", "raw syscall tracepoints" },
+		{ "writeback_dirty_folio", "the writeback_dirty_folio tracepoint (Linux 5.17+)" },
+		{ "block_rq_complete", "the block_rq_complete tracepoint" },
+	};
+
+	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) != 1) {
+		amp_err("needs the BPF ring buffer (Linux 5.8+)");
+		return -1;
+	}
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_loop, NULL) != 1) {
+		amp_err("needs the bpf_loop helper (Linux 5.17+)");
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++)
+		if (!kernel_has_tracepoint(needed[i].tp)) {
+			amp_err("needs %s, not in this kernel's BTF", needed[i].why);
+			return -1;
+		}
+	return 0;
+}
+
 int preflight_check(const char *btf_path)
 {
 	unsigned long long caps = 0;
@@ -49,5 +116,5 @@ int preflight_check(const char *btf_path)
 			"point --btf at a BTF file for this kernel");
 		return -1;
 	}
-	return 0;
+	return btf_path ? 0 : check_kernel_features();
 }
