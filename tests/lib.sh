@@ -166,6 +166,10 @@ make_loopfs() {
     at_exit _umount_robust "$mp"
     [[ $fstype == btrfsC ]] && chattr +C "$mp"
     LOOPDEV=$dev LOOPNAME=${dev##*/}
+    # Start every test from a clean, idle device: nothing of mkfs or mount
+    # may be written while a tracer is counting.
+    sync
+    _wait_quiet "$mp" 3 20
     _log "make_loopfs: $fstype ${size}MB on $LOOPDEV mounted at $mp"
 }
 

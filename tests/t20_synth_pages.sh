@@ -8,7 +8,6 @@ need_root
 
 mnt=$AMP_TMP/mnt
 make_loopfs ext4 256 "$mnt"
-sync; _wait_quiet "$mnt" 3 15
 
 prog_ids() { bpftool prog show 2>/dev/null | sed -nE 's/^([0-9]+): .* name on_[a-z_]+ .*/\1/p' | sort; }
 prog_ids >"$AMP_TMP/progs.before"

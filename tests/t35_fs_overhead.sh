@@ -47,7 +47,6 @@ for fs in ${FSLIST:-ext4 ext4nj xfs btrfs}; do
     # --- synthetic writer on its own filesystem
     mnt=$AMP_TMP/mnt-$fs
     make_loopfs "$fs" "$size" "$mnt"
-    sync; _wait_quiet "$mnt" 3 20
     start_tracer -c synth_writer --dev "$LOOPNAME"
     "$SYNTH_WRITER" -n 8 -w 2 -m 3 "$mnt" | cat >/dev/null
     sync

@@ -41,7 +41,6 @@ PY
 
 mnt=$AMP_TMP/mnt
 make_loopfs ext4 512 "$mnt"
-sync; _wait_quiet "$mnt" 3 20
 start_tracer -c synth_writer --dev "$LOOPNAME"
 "$SYNTH_WRITER" -s -n 6 -w 1 -m 2 "$mnt" | cat >/dev/null
 sync

@@ -8,7 +8,6 @@ need_root
 
 mnt=$AMP_TMP/mnt
 make_loopfs ext4 256 "$mnt"
-sync; _wait_quiet "$mnt" 3 15
 
 out=$mnt/amptrace-report.json
 "$AMPTRACE" trace --preset write --dev "$LOOPNAME" -j -o "$out" 2>"$AMP_TMP/err" &

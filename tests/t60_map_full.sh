@@ -8,7 +8,6 @@ need_root
 
 mnt=$AMP_TMP/mnt
 make_loopfs ext4 256 "$mnt"
-sync; _wait_quiet "$mnt" 3 15
 
 start_tracer -c synth_writer --dev "$LOOPNAME" --max-pages 16
 "$SYNTH_WRITER" -n 20 -w 2 -m 2 "$mnt" | cat >"$AMP_TMP/expect.json"

@@ -9,7 +9,6 @@ need_root
 
 mnt=$AMP_TMP/mnt
 make_loopfs ext4 256 "$mnt"
-sync; _wait_quiet "$mnt" 3 15
 
 loss() {   # TRACE KEY MIN: summary losses[KEY] >= MIN
     python3 - "$@" <<'PY'

@@ -8,7 +8,6 @@ command -v valgrind >/dev/null || skip "valgrind not installed"
 
 mnt=$AMP_TMP/mnt
 make_loopfs ext4 256 "$mnt"
-sync; _wait_quiet "$mnt" 3 15
 for fmt in -j ""; do
     log=$AMP_TMP/vg$fmt.log
     valgrind --suppressions="$AMP_ROOT/tests/valgrind.supp" --error-exitcode=9 \

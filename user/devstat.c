@@ -3,14 +3,19 @@
 #include <stdio.h>
 #include "loader.h"
 
-int disk_lookup(const char *name, unsigned *major, unsigned *minor)
+static FILE *sysblock_open(const char *disk, const char *file)
 {
 	char path[256];
-	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/%s", disk, file);
+	return fopen(path, "r");
+}
+
+int disk_lookup(const char *name, unsigned *major, unsigned *minor)
+{
+	FILE *f = sysblock_open(name, "dev");
 	int n;
 
-	snprintf(path, sizeof(path), "/sys/block/%s/dev", name);
-	f = fopen(path, "r");
 	if (!f)
 		return -1;
 	n = fscanf(f, "%u:%u", major, minor);
@@ -21,13 +26,10 @@ int disk_lookup(const char *name, unsigned *major, unsigned *minor)
 /* Fields 5 and 7 of Documentation/block/stat.rst: write I/Os, sectors. */
 int disk_read_counter(const char *name, struct disk_counter *c)
 {
+	FILE *f = sysblock_open(name, "stat");
 	unsigned long long v[7];
-	char path[256];
-	FILE *f;
 	int n;
 
-	snprintf(path, sizeof(path), "/sys/block/%s/stat", name);
-	f = fopen(path, "r");
 	if (!f)
 		return -1;
 	n = fscanf(f, "%llu %llu %llu %llu %llu %llu %llu",
