@@ -6,10 +6,12 @@
  * expected entry -> (inode, page) map as JSON lines on stdout, which must
  * not be a regular file (a write to one would be an entry of its own).
  *
- *   synth_writer [-n ENTRIES] [-w WRITE_PAGES] [-m MMAP_PAGES] [-g GAP_MS] [-s] DIR
+ *   synth_writer [-n ENTRIES] [-w WRITE_PAGES] [-m MMAP_PAGES] [-g GAP_MS] [-s] [-c] DIR
  *
  * -s: fsync between the pwrite and the stores, so that on ext4 each entry
  * opens jbd2 handles in two transactions (the fsync commits the first).
+ * -c: contiguous pwrites (no page gap between entries), so that write-back
+ * settles many entries with one request.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,21 +42,23 @@ int main(int argc, char **argv)
 	char *buf, *map;
 	size_t map_len;
 	int fd_w, fd_m, opt, split_txn = 0;
+	long stride = 2;	/* entry i's pwrite starts at page i * stride * W */
 
-	while ((opt = getopt(argc, argv, "n:w:m:g:s")) != -1) {
+	while ((opt = getopt(argc, argv, "n:w:m:g:sc")) != -1) {
 		switch (opt) {
 		case 'n': n = atol(optarg); break;
 		case 'w': w = atol(optarg); break;
 		case 'm': m = atol(optarg); break;
 		case 'g': gap_ms = atol(optarg); break;
 		case 's': split_txn = 1; break;
+		case 'c': stride = 1; break;
 		default:
-			fprintf(stderr, "usage: synth_writer [-n N] [-w W] [-m M] [-g MS] [-s] DIR\n");
+			fprintf(stderr, "usage: synth_writer [-n N] [-w W] [-m M] [-g MS] [-s] [-c] DIR\n");
 			return 2;
 		}
 	}
 	if (optind != argc - 1 || n < 1 || w < 1 || m < 0) {
-		fprintf(stderr, "usage: synth_writer [-n N] [-w W] [-m M] [-g MS] [-s] DIR\n");
+		fprintf(stderr, "usage: synth_writer [-n N] [-w W] [-m M] [-g MS] [-s] [-c] DIR\n");
 		return 2;
 	}
 	snprintf(path_w, sizeof(path_w), "%s/synth-write.dat", argv[optind]);
@@ -83,8 +87,8 @@ int main(int argc, char **argv)
 	gap.tv_nsec = (gap_ms % 1000) * 1000000L;
 
 	for (long i = 0; i < n; i++) {
-		/* The marker: one pwrite of W fresh pages, a page gap after each run. */
-		if (pwrite(fd_w, buf, w * page, i * 2 * w * page) != w * page)
+		/* The marker: one pwrite of W fresh pages (a gap after each, unless -c). */
+		if (pwrite(fd_w, buf, w * page, i * stride * w * page) != w * page)
 			die("pwrite");
 		if (split_txn && fsync(fd_w))
 			die("fsync");
@@ -101,7 +105,7 @@ int main(int argc, char **argv)
 		       major(st_w.st_dev), minor(st_w.st_dev));
 		for (long k = 0; k < w; k++)
 			printf("%s[%llu,%ld]", k ? "," : "", (unsigned long long)st_w.st_ino,
-			       i * 2 * w + k);
+			       i * stride * w + k);
 		for (long j = 0; j < m; j++)
 			printf(",[%llu,%ld]", (unsigned long long)st_m.st_ino,
 			       (i * m + j) * MMAP_STRIDE);

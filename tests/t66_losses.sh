@@ -21,9 +21,10 @@ print(f"ok: losses.{key} = {v}")
 PY
 }
 
-# Ring buffer of 4 KiB (< 3 entries) and 200 entries settling at once.
+# A ring buffer of 4 KiB (about ten records) and 200 entries whose pages
+# are contiguous, so that a few requests settle them all at once.
 start_tracer -c synth_writer --dev "$LOOPNAME" --ringbuf-kb 4
-"$SYNTH_WRITER" -n 200 -w 1 -m 0 "$mnt" | cat >/dev/null
+"$SYNTH_WRITER" -c -n 200 -w 1 -m 0 "$mnt" | cat >/dev/null
 sync
 stop_tracer
 loss "$TRACE_OUT" ringbuf_drops 1
@@ -38,7 +39,7 @@ PY
 # The table says so too.
 "$AMPTRACE" trace -c synth_writer --dev "$LOOPNAME" --ringbuf-kb 4 -o "$AMP_TMP/table.txt" 2>/dev/null &
 t=$!; at_exit _kill_wait "$t" amptrace; sleep 2
-"$SYNTH_WRITER" -n 200 -w 1 -m 0 "$mnt" | cat >/dev/null
+"$SYNTH_WRITER" -c -n 200 -w 1 -m 0 "$mnt" | cat >/dev/null
 sync; kill -INT "$t"; wait "$t"
 grep -q '^Losses:.*ring buffer full [1-9]' "$AMP_TMP/table.txt" || fail "no ring-buffer loss in the table: $(grep Losses "$AMP_TMP/table.txt")"
 ok "table: $(grep '^Losses:' "$AMP_TMP/table.txt")"
