@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# amptrace explain on a real trace of the real journald 252, both layouts.
+# Eight known entries: AMPX_SEQ new each time, AMPX_CONST the same each time.
+# For a known entry in the middle (the 5th):
+#  - explain matches it to exactly the traced recvmsg of its datagram;
+#  - each page that recvmsg dirtied in the journal file is listed with
+#    exactly the objects the reader's --range finds there, and with at least
+#    one write of this append on it (nothing unexplained);
+#  - its ENTRY object and its new DATA objects (MESSAGE, AMPX_SEQ) lie on
+#    pages it was charged for, or on pages explain says were already dirty;
+#    AMPX_SEQ is a new value, AMPX_CONST a repeated one, at the reader's
+#    offsets.
+# Over all entries: every dirtied journal page holds a modelled write; the
+# per-field table sums to the trace's pages and device bytes; no value
+# printed without --show-values.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+need_root
+[[ -x /lib/systemd/systemd-journald ]] || skip "no /lib/systemd/systemd-journald"
+
+if [[ -z ${T71_LAYOUT:-} ]]; then
+    for layout in compact regular; do
+        echo "== $layout layout"
+        rc=0
+        T71_LAYOUT=$layout bash "$0" || rc=$?
+        ((rc == 77)) && skip "$layout: skipped"
+        ((rc == 0)) || fail "$layout layout (exit $rc)"
+    done
+    exit 0
+fi
+
+case $T71_LAYOUT in
+    compact) export SYSTEMD_JOURNAL_COMPACT=1 SYSTEMD_JOURNAL_KEYED_HASH=1 ;;
+    regular) export SYSTEMD_JOURNAL_COMPACT=0 SYSTEMD_JOURNAL_KEYED_HASH=0 ;;
+esac
+make_loopfs ext4 256 /var/log/journal
+start_journald
+unset SYSTEMD_JOURNAL_COMPACT SYSTEMD_JOURNAL_KEYED_HASH
+jf=$(journald_file)
+
+marker="t71v$RANDOM$RANDOM"
+start_tracer -c systemd-journal --dev "$LOOPNAME"
+for i in $(seq 1 8); do
+    # Write back first, so the known 5th entry's append finds its pages
+    # clean and is charged for each of them (else the first dirtier pays).
+    ((i != 5)) || { sync; sleep 0.5; }
+    send_journal_entry "explain test $marker $i" "AMPX_SEQ=$i" "AMPX_CONST=same$marker"
+    sleep 0.3
+done
+dgram=$(printf '%s\n' "MESSAGE=explain test $marker 5" AMPX_SEQ=5 "AMPX_CONST=same$marker" \
+    PRIORITY=6 "SYSLOG_IDENTIFIER=$AMP_TAG" | wc -c)
+sleep 2
+sync
+sleep 1
+stop_tracer
+# Freeze the file: explain and the reader's views below must see the same one.
+kill -TERM "$JOURNALD_PID"
+wait_for "! _alive $JOURNALD_PID" 10 || fail "journald did not stop"
+
+A=$AMPTRACE
+"$A" explain -j --all-objects -t "$TRACE_OUT" "$jf" >"$AMP_TMP/explain.json" ||
+    fail "explain -j failed"
+"$A" explain -t "$TRACE_OUT" "$jf" >"$AMP_TMP/explain.txt" || fail "explain (text) failed"
+"$A" explain --entries -j --show-values "$jf" >"$AMP_TMP/entries.json"
+"$A" explain --objects -j "$jf" >"$AMP_TMP/objects.json"
+if grep -q "$marker" "$AMP_TMP/explain.json" "$AMP_TMP/explain.txt"; then
+    fail "explain printed a value without --show-values"
+fi
+"$A" explain -j --show-values -t "$TRACE_OUT" "$jf" >"$AMP_TMP/values.json"
+grep -q "$marker" "$AMP_TMP/values.json" || fail "--show-values printed no value"
+ok "no payload printed without --show-values"
+sed -n '/^entry /,/^$/p' "$AMP_TMP/explain.txt" >"$AMP_TMP/first.txt"
+sed -n '1,30p' "$AMP_TMP/first.txt"    # the first entry explained, for the log
+sed -n '/^Per field/,$p' "$AMP_TMP/explain.txt"
+
+python3 - "$AMP_TMP" "$A" "$jf" "$marker" "$dgram" "$(getconf PAGESIZE)" <<'EOF'
+import json, subprocess, sys
+tmp, amptrace, jf, marker, dgram, ps = sys.argv[1:7]
+dgram, ps = int(dgram), int(ps)
+base = jf.rsplit("/", 1)[1]
+def fail(m): print("FAIL:", m, file=sys.stderr); sys.exit(1)
+def ok(m): print("ok:", m)
+
+lines = [json.loads(l) for l in open(f"{tmp}/explain.json")]
+expl = [l for l in lines if l["type"] == "explain"]
+summ = next(l for l in lines if l["type"] == "explain_summary")
+entries = [json.loads(l) for l in open(f"{tmp}/entries.json")]
+objs = {o["offset"]: o for o in map(json.loads, open(f"{tmp}/objects.json"))}
+
+def value(e, name):
+    return next((f.get("value") for f in e["fields"] if f["name"] == name), None)
+known = [e for e in entries if value(e, "MESSAGE") == f"explain test {marker} 5"]
+if len(known) != 1:
+    fail(f"reader found {len(known)} entries with the 5th MESSAGE")
+known = known[0]
+owners = [x for x in expl if any(j["offset"] == known["offset"] for j in x["journal_entries"])]
+if len(owners) != 1:
+    fail(f"journal entry @{known['offset']} matched to {len(owners)} traced entries")
+t = owners[0]
+if t["syscall"] not in ("recvmsg", "recvfrom", "recvmmsg") or t["bytes"] != dgram:
+    fail(f"matched to {t['syscall']} of {t['bytes']} B, expected a receive of {dgram} B")
+ok(f"entry seqnum {known['seqnum']} @{known['offset']} <- traced entry {t['id']}: "
+   f"{t['syscall']} {t['bytes']} B, {t['pages_dirtied']} pages")
+
+je = next(j for j in t["journal_entries"] if j["offset"] == known["offset"])
+fields = {f["name"]: f for f in je["fields"]}
+rfields = {f["name"]: f for f in known["fields"]}
+for name in ("MESSAGE", "AMPX_SEQ", "AMPX_CONST"):
+    if fields[name]["data"] != rfields[name]["data"]:
+        fail(f"{name}: explain says DATA @{fields[name]['data']}, reader @{rfields[name]['data']}")
+if not (fields["AMPX_SEQ"]["new"] and fields["MESSAGE"]["new"] and not fields["AMPX_CONST"]["new"]):
+    fail(f"new/repeated wrong: {fields}")
+ok("MESSAGE and AMPX_SEQ new values, AMPX_CONST repeated, at the reader's DATA offsets")
+
+pages = [p for p in t["pages"] if p["file"] == base]
+if len(pages) < 3:
+    fail(f"only {len(pages)} journal pages charged after a sync: expected header, tail, buckets")
+for p in pages:
+    a, b = p["page"] * ps, (p["page"] + 1) * ps
+    got = [(o["offset"], o["type"], o["size"], o["owner"]) for o in p["objects"]]
+    rng = subprocess.check_output([amptrace, "explain", "--range", f"{a}-{b}", "-j", jf])
+    want = [(o["offset"], o["type"], o["size"], o["owner"])
+            for o in map(json.loads, rng.decode().splitlines())]
+    if got != want:
+        fail(f"page {p['page']}: explain lists {got}, the reader finds {want}")
+    if not p["owners"]:
+        fail(f"page {p['page']}: dirtied, but no write of this entry lies there")
+    if not any(o["writes"] for o in p["objects"]):
+        fail(f"page {p['page']}: owners {p['owners']} but no object written")
+ok(f"{len(pages)} dirtied pages: each lists exactly the objects the reader finds there, "
+   "and each holds a write of this append")
+
+charged = {p["page"] for p in pages}
+free = {d["page"] for d in t["already_dirty"] if d["file"] == base}
+def pages_of(off, size):
+    return set(range(off // ps, (off + size - 1) // ps + 1))
+for what, off in [("ENTRY", known["offset"]), ("MESSAGE", fields["MESSAGE"]["data"]),
+                  ("AMPX_SEQ", fields["AMPX_SEQ"]["data"])]:
+    span = pages_of(off, objs[off]["size"])
+    if not span <= charged | free:
+        fail(f"{what} @{off} on pages {span}: not charged {sorted(charged)} "
+             f"nor already dirty {sorted(free)}")
+    for pg in span & charged:
+        p = next(p for p in pages if p["page"] == pg)
+        o = next((o for o in p["objects"] if o["offset"] == off), None)
+        if not o or not any(w["what"] in ("new ENTRY", "new DATA") for w in o["writes"]):
+            fail(f"{what} @{off}: page {pg} does not show it written")
+ok("its ENTRY and new DATA objects lie on pages it was charged for or that were already dirty")
+
+# Every traced entry, not just the known one: each journal page it dirtied
+# holds a write that the model says its appends made.
+all_pages = [(x["id"], p["page"]) for x in expl for p in x["pages"] if p["file"] == base]
+unexplained = [ip for ip, p in zip(all_pages, (p for x in expl for p in x["pages"]
+                                               if p["file"] == base)) if not p["owners"]]
+if unexplained:
+    fail(f"dirtied pages no modelled write explains (entry, page): {unexplained}")
+ok(f"all {len(all_pages)} journal pages dirtied by the {len(expl)} traced entries are explained")
+
+pages_total = sum(x["pages_dirtied"] for x in expl)
+dev_total = sum(x["dev_bytes_total"] for x in expl)
+tot = summ["total"]
+if abs(tot["pages"] - pages_total) > 0.01 * len(expl) or summ["pages_dirtied"] != pages_total:
+    fail(f"per-field pages sum to {tot['pages']}, traced entries dirtied {pages_total}")
+if abs(tot["dev_bytes"] - dev_total) > len(expl):
+    fail(f"per-field device bytes sum to {tot['dev_bytes']}, traced entries {dev_total}")
+rows = {r["owner"]: r for r in summ["fields"]}
+if rows["AMPX_SEQ"]["new_values"] < 8 or rows["AMPX_CONST"]["repeated_values"] < 7:
+    fail(f"per-field new/repeated counts: {rows['AMPX_SEQ']} {rows['AMPX_CONST']}")
+ok(f"per-field table sums to the trace: {pages_total} pages, {dev_total} device bytes; "
+   f"AMPX_SEQ {rows['AMPX_SEQ']['new_values']} new, AMPX_CONST "
+   f"{rows['AMPX_CONST']['repeated_values']} repeated")
+EOF
+
+# Bad input: one line, exit 1.
+echo 'not json' >"$AMP_TMP/bad.json"
+for args in "-t $AMP_TMP/bad.json $jf" "-t $AMP_TMP/none.json $jf" "-t $TRACE_OUT /nonexistent.journal" \
+            "-t $TRACE_OUT" "$jf" "--range 9-3 $jf"; do
+    rc=0
+    # shellcheck disable=SC2086  # word splitting intended
+    "$A" explain $args >/dev/null 2>"$AMP_TMP/err" || rc=$?
+    [[ $rc == 1 && $(wc -l <"$AMP_TMP/err") == 1 ]] && grep -q '^amptrace: ' "$AMP_TMP/err" ||
+        fail "explain $args: exit $rc, stderr: $(cat "$AMP_TMP/err")"
+done
+ok "bad trace, missing files, nothing to do, bad range: one 'amptrace:' line, exit 1"
