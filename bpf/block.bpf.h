@@ -138,13 +138,10 @@ static __always_inline void charge_owner(struct walk *w, struct amp_page_key *ke
 /* Bytes nobody owns: classify by what the page is. */
 static __always_inline int classify_unowned(struct walk *w, struct inode *host)
 {
-	__u16 mode;
-
 	if (!host)	/* anonymous, bounce or frozen-copy page */
 		return w->bio_jbd2 ? AMP_CLASS_JOURNAL :
 		       w->bio_meta ? AMP_CLASS_METADATA : AMP_CLASS_OTHER;
-	mode = BPF_CORE_READ(host, i_mode) & AMP_S_IFMT;
-	if (mode == AMP_S_IFREG)
+	if (inode_holds_data(host))
 		return AMP_CLASS_OTHER;	/* an untraced writer's file data */
 	return w->bio_jbd2 ? AMP_CLASS_JOURNAL : AMP_CLASS_METADATA;
 }

@@ -120,6 +120,20 @@ static __always_inline struct gendisk *request_disk(struct request *rq)
 	return BPF_CORE_READ((struct request___rq_disk *)rq, rq_disk);
 }
 
+/*
+ * Does this inode hold file data?  Regular files do, except btrfs's btree
+ * inode (objectid 1), a regular-looking inode whose pages are metadata.
+ */
+#define AMP_BTRFS_BTREE_INO 1
+
+static __always_inline bool inode_holds_data(struct inode *inode)
+{
+	if ((BPF_CORE_READ(inode, i_mode) & AMP_S_IFMT) != AMP_S_IFREG)
+		return false;
+	return !(BPF_CORE_READ(inode, i_ino) == AMP_BTRFS_BTREE_INO &&
+		 BPF_CORE_READ(inode, i_sb, s_magic) == AMP_BTRFS_SUPER_MAGIC);
+}
+
 /* vm_flags is a union with __vm_flags since 6.3; the offset is unchanged. */
 #define AMP_VM_SHARED 0x00000008UL
 

@@ -66,8 +66,7 @@ int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 
 	owner.entry_id = e->id;
 	owner.npages = folio_npages(folio);
-	owner.kind = (BPF_CORE_READ(host, i_mode) & AMP_S_IFMT) == AMP_S_IFREG ?
-		     AMP_PAGE_FILE : AMP_PAGE_META;
+	owner.kind = inode_holds_data(host) ? AMP_PAGE_FILE : AMP_PAGE_META;
 	slot = e->nr_runs;
 	owner.run = slot < AMP_SCATTER_MAX ? slot : 0xffff;
 	if (bpf_map_update_elem(&page_owners, &key, &owner, BPF_ANY)) {
