@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+"""Assertions for the `amptrace compare` tests (t80, t81, t82).
+
+  compare_checks.py results JSON FS,.. TARGETS,.. WORKLOADS,..
+      every (fs, target, workload) present and ok, with the expected line
+      count; classes = /sys/block counter within 1% (the tracer's read and
+      the driver's own); no losses; append costs far less per line than
+      journald on every filesystem.
+  compare_checks.py leftovers LOG
+      nothing the compare's -v log says it set up is still there: processes,
+      loop devices on its images, mounts, journald namespace paths, the
+      scratch folder.  Whatever is found is reported, then removed (so a
+      failing test does not leave it on the machine), and the check fails.
+  compare_checks.py png FILE
+      a screenshot that is not blank: many colours, and the report's bar
+      colours present in solid runs.
+
+One "ok:" line per check; exit 1 at the first failure.
+"""
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+import time
+import zlib
+
+
+def fail(msg):
+    print(f"FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def ok(msg):
+    print(f"ok: {msg}")
+
+
+def within(a, b, rel):
+    return abs(a - b) <= rel * max(abs(b), 1)
+
+
+# ------------------------------------------------------------- results ---
+
+def check_results(path, fss, targets, workloads):
+    doc = json.load(open(path))
+    if doc.get("type") != "compare" or not doc.get("complete"):
+        fail(f"{path}: not a complete compare document")
+    res = {(r["fs"], r["target"], r["workload"]): r for r in doc["results"]}
+    want_lines = {"one": 1}
+    for fs in fss:
+        for t in targets:
+            for w in workloads:
+                r = res.get((fs, t, w))
+                if r is None:
+                    fail(f"no result for {fs}/{t}/{w}")
+                if r["status"] != "ok":
+                    fail(f"{fs}/{t}/{w}: {r['status']}: {r.get('error')}")
+                n = want_lines.get(w) or int(w.split(":")[1])
+                if r["lines"] != n:
+                    fail(f"{fs}/{t}/{w}: {r['lines']} lines, expected {n}")
+                dev, ctr, own = r["device_bytes"], r["counter_bytes"], r["window_counter_bytes"]
+                if sum(r["classes"].values()) != dev:
+                    fail(f"{fs}/{t}/{w}: classes {r['classes']} do not sum to {dev}")
+                if ctr is None or not within(dev, ctr, 0.01):
+                    fail(f"{fs}/{t}/{w}: classes sum {dev} vs tracer's counter {ctr}")
+                if not within(dev, own, 0.01):
+                    fail(f"{fs}/{t}/{w}: classes sum {dev} vs /sys/block counter "
+                         f"around the window {own}")
+                if not 0.99 <= r["coverage"] <= 1.01:
+                    fail(f"{fs}/{t}/{w}: coverage {r['coverage']}")
+                if r["losses"]:
+                    fail(f"{fs}/{t}/{w}: tracer losses {r['losses']}")
+                if dev <= 0 or r["write_ios"] <= 0:
+                    fail(f"{fs}/{t}/{w}: device wrote {dev} B in {r['write_ios']} I/Os")
+                ok(f"{fs:7} {t:17} {w:9} {r['lines']:3} lines: {dev:7} B = counter {ctr} "
+                   f"(own read {own}), {r['bytes_per_line']:9.0f} B/line, "
+                   f"{r['ios_per_line']:.2f} I/Os/line, split "
+                   + " ".join(f"{k}={v}" for k, v in r["classes"].items()))
+    if "append" in targets and "journald" in targets:
+        for fs in fss:
+            for w in workloads:
+                a = res[(fs, "append", w)]["bytes_per_line"]
+                j = res[(fs, "journald", w)]["bytes_per_line"]
+                if not a * 2 <= j:
+                    fail(f"{fs}/{w}: append {a:.0f} B/line is not far below journald "
+                         f"{j:.0f} B/line (want at most half)")
+                ok(f"{fs}/{w}: append {a:.0f} B/line vs journald {j:.0f} B/line "
+                   f"({j / a:.1f}x)")
+
+
+# ----------------------------------------------------------- leftovers ---
+
+COMM = {"systemd-journald": "systemd-journal", "append_writer": "amp-append",
+        "amptrace": "amptrace", "rsyslogd": "rsyslogd"}
+
+
+def _comm(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            s = f.read()
+    except OSError:
+        return None
+    state = s.rsplit(")", 1)[1].split()[0]
+    return None if state == "Z" else s[s.index("(") + 1:s.rindex(")")]
+
+
+def _mounts():
+    with open("/proc/self/mounts") as f:
+        return [l.split()[1].replace("\\040", " ") for l in f]
+
+
+def check_leftovers(logpath):
+    log = open(logpath, errors="replace").read()
+    left = []
+    procs = re.findall(r"started (\S+) pid (\d+)", log)
+    images = re.findall(r"(\S+\.img) on (/dev/loop\d+)", log)
+    mps = re.findall(r"mounted at (\S+)", log)
+    scratch = re.findall(r"scratch folder (\S+)$", log, re.M)
+    ns = sorted(set(re.findall(r"/var/log/journal/(\w+)\.(ampcmp\w+)", log)))
+    if not procs or not images or not scratch:
+        fail(f"{logpath}: no 'started'/'.img on'/'scratch folder' lines (was -v given?)")
+
+    for name, pid in procs:
+        c = _comm(pid)
+        if c is not None and c == COMM.get(name, name)[:15]:
+            left.append(f"process {name} pid {pid}")
+            subprocess.run(["kill", "-KILL", pid], check=False)
+    # Any process still pointing into the scratch folder (config, log file).
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmd = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if any(s in cmd for s in scratch) or any(n in cmd for _, n in ns):
+            if int(pid) != os.getpid() and _comm(pid) is not None:
+                left.append(f"process {pid}: {cmd.strip()}")
+                subprocess.run(["kill", "-KILL", pid], check=False)
+    time.sleep(0.2)
+    mounted = _mounts()
+    for mp in mps:
+        if mp in mounted:
+            left.append(f"mount {mp}")
+            subprocess.run(["umount", "-l", mp], check=False)
+    for img, dev in images:
+        r = subprocess.run(["losetup", "-j", img], capture_output=True, text=True)
+        for line in r.stdout.splitlines():
+            d = line.split(":", 1)[0]
+            left.append(f"loop device {d} on {img}")
+            subprocess.run(["losetup", "-d", d], check=False)
+    for mid, n in ns:
+        for p in (f"/run/systemd/journal.{n}", f"/run/systemd/journald@{n}.conf.d",
+                  f"/var/log/journal/{mid}.{n}", f"/run/log/journal/{mid}.{n}"):
+            if os.path.lexists(p):
+                left.append(f"path {p}")
+                subprocess.run(["rm", "-rf", "--one-file-system", p], check=False)
+    for s in scratch:
+        if os.path.lexists(s):
+            left.append(f"scratch folder {s}")
+            subprocess.run(["rm", "-rf", "--one-file-system", s], check=False)
+    if left:
+        fail("left behind (now removed): " + "; ".join(left))
+    ok(f"nothing left: {len(procs)} processes gone, {len(images)} loop devices detached, "
+       f"{len(set(mps))} mount points unmounted, journald namespaces "
+       f"{[n for _, n in ns]} removed, scratch {scratch[0]} removed")
+
+
+# ----------------------------------------------------------------- png ---
+
+def read_png(path):
+    data = open(path, "rb").read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        fail(f"{path}: not a PNG")
+    pos, idat, hdr = 8, b"", None
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            hdr = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    w, h, depth, ctype, _, _, interlace = hdr
+    if depth != 8 or ctype not in (2, 6) or interlace:
+        fail(f"{path}: PNG type {ctype} depth {depth} interlace {interlace} not handled")
+    bpp = 3 if ctype == 2 else 4
+    raw = zlib.decompress(idat)
+    stride = w * bpp
+    rows, prev = [], bytearray(stride)
+    for y in range(h):
+        f = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b = prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        prev = line
+    return w, h, bpp, rows
+
+
+def check_png(path, colours):
+    w, h, bpp, rows = read_png(path)
+    counts = {}
+    for row in rows:
+        for x in range(0, len(row), bpp):
+            px = row[x:x + 3]
+            counts[px] = counts.get(px, 0) + 1
+    if len(counts) < 8:
+        fail(f"{path}: {w}x{h} with only {len(counts)} colours: blank")
+    top = max(counts.values())
+    if top > 0.995 * w * h:
+        fail(f"{path}: {top / (w * h):.1%} of the pixels are one colour")
+    ok(f"{path}: {w}x{h}, {len(counts)} colours, most common {top / (w * h):.0%}")
+    for hexcol in colours:
+        rgb = bytes.fromhex(hexcol.lstrip("#"))
+        n = counts.get(rgb, 0)
+        if n < 200:
+            fail(f"{path}: bar colour {hexcol} in {n} pixels; the charts did not render")
+        ok(f"bar colour {hexcol}: {n} pixels")
+
+
+if __name__ == "__main__":
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "results":
+        check_results(args[0], args[1].split(","), args[2].split(","), args[3].split(","))
+    elif cmd == "leftovers":
+        check_leftovers(args[0])
+    elif cmd == "png":
+        check_png(args[0], args[1:])
+    else:
+        fail(f"unknown check {cmd}")
