@@ -32,6 +32,15 @@ int BPF_PROG(on_bio_queue, struct bio *bio)
 
 	if (!comm_is_jbd2())
 		return 0;
+	/* Only bios whose completion we will walk: a bio of another disk would
+	 * stay here and, its address reused, mark a later bio as journal. */
+	if (filter_dev) {
+		struct gendisk *disk = BPF_CORE_READ(bio, bi_bdev, bd_disk);
+
+		if (!disk || !disk_is_target((BPF_CORE_READ(disk, major) << 20) |
+					     BPF_CORE_READ(disk, first_minor)))
+			return 0;
+	}
 	txn = bpf_map_lookup_elem(&jbd2_committing, &tid);
 	if (bpf_map_update_elem(&jbd2_bios, &key, txn ? txn : &none, BPF_ANY))
 		STAT_INC(jbd2_bios_full);

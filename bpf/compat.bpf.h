@@ -29,15 +29,26 @@ struct folio___order {
 	unsigned char _folio_order;
 } __attribute__((preserve_access_index));
 
+/*
+ * folio->flags is an unsigned long before 6.17 and a memdesc_flags_t (a
+ * struct around one) since; CO-RE matches field types too, so ask for each
+ * flavour and read the word raw from whichever exists.
+ */
+struct folio___flags_ulong {
+	unsigned long flags;
+} __attribute__((preserve_access_index));
+
 static __always_inline bool folio_is_large(struct folio *folio)
 {
-	/* folio->flags became memdesc_flags_t in 6.17; the word is at the
-	 * same place either way, so read it raw. */
-	unsigned long flags = 0;
 	int head = bpf_core_enum_value(enum pageflags, PG_head);
+	unsigned long flags = 0;
+	__u32 off;
 
-	bpf_probe_read_kernel(&flags, sizeof(flags),
-			      (void *)folio + bpf_core_field_offset(struct folio, flags));
+	if (bpf_core_field_exists(struct folio___flags_ulong, flags))
+		off = bpf_core_field_offset(struct folio___flags_ulong, flags);
+	else
+		off = bpf_core_field_offset(struct folio, flags);
+	bpf_probe_read_kernel(&flags, sizeof(flags), (void *)folio + off);
 	return flags & (1UL << head);
 }
 
