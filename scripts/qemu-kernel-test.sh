@@ -1,0 +1,405 @@
+#!/usr/bin/env bash
+# Boot Debian 12's own kernel (6.1, from its linux-image package) under qemu
+# and run the core tests there, with this machine's binaries.
+#
+#   scripts/qemu-kernel-test.sh [TEST...]      (root; default: the core tests)
+#
+# virtme-style: no disk image.  The guest boots the package's vmlinuz with a
+# small busybox initramfs, mounts the host's root file system read-only over
+# 9p under a tmpfs overlay (so ./amptrace, journald, rsyslogd, mkfs.*,
+# python3 are the host's), loads the package's modules (loop, ext4, xfs,
+# btrfs...) and runs tests/run.sh from the repo's path.  Loop devices,
+# mounts and daemons all live and die inside the guest.
+#
+# Prints the guest's "N passed, N failed, N skipped" line last; exit 0 if
+# no guest test failed, 1 if one did or no summary came back, 77 (skip) if
+# there is no KVM, qemu or kernel package to be had.  Logs (console, one
+# per guest test, `amptrace trace -v` load log) go to
+# ${AMP_TEST_LOGS:-/tmp/amptrace-test-logs}/qemu-KVER/.
+#
+# Environment:
+#   AMPTRACE_QEMU_ACCEL    kvm (default) | tcg: software emulation where
+#                          /dev/kvm is missing; 5-10x slower
+#   AMPTRACE_QEMU_KPKG     kernel package (default: what Debian 12's
+#                          linux-image-amd64 depends on, a 6.1 kernel)
+#   AMPTRACE_QEMU_CACHE    package cache (default /var/cache/amptrace-qemu)
+#   AMPTRACE_QEMU_TIMEOUT  seconds for the whole guest run (default 600)
+#   AMPTRACE_QEMU_MEM / AMPTRACE_QEMU_SMP   guest MiB (4096) / vCPUs (2)
+#   AMPTRACE_QEMU_CMD      a shell command to run in the guest before the tests
+#   AMPTRACE, SYNTH_WRITER  passed on to the guest's tests (tests/lib.sh);
+#                          must be on /, but not under /tmp or /run
+#
+# The same file is the guest's PID 1 (`--guest`, run by the initramfs).
+set -euo pipefail
+
+CORE_TESTS=(t10_bad_input t20_synth_pages t30_journald t40_rsyslog t50_own_output
+            t60_map_full t35_fs_overhead t36_jbd2_cases)
+# Modules the initramfs needs to reach the root (all =m in Debian's config),
+# and those the tests need once there.
+ROOT_MODS=(virtio_pci 9pnet_virtio 9p overlay)
+TEST_MODS=(virtio_blk loop crc32c_intel crc32c_generic ext4 xfs btrfs)
+
+say() { echo "qemu-kernel-test: $*" >&2; }
+skip() { say "SKIP: $*"; exit 77; }
+die() { say "error: $*"; exit 1; }
+
+# ============================================================== guest side ===
+
+# Why the BPF object did not load: the failing program's poisoned CO-RE
+# relocations (libbpf's log) and the verifier's last words.
+load_failure() {
+    local log=$1 prog insn relo
+    prog=$(sed -n "s/^libbpf: prog '\([^']*\)': failed to load.*/\1/p" "$log" | head -n 1)
+    insn=$(sed -n 's/^\([0-9][0-9]*\): <invalid CO-RE relocation>.*/\1/p' "$log" | head -n 1)
+    if [[ -n $prog && -n $insn ]]; then
+        # libbpf poisons every unresolved relocation; the verifier names the
+        # one that is reachable.
+        relo=$(sed -n "s/^libbpf: prog '$prog': relo #\([0-9]*\): substituting insn #$insn .*/\1/p" "$log" | head -n 1)
+        echo "guest: program $prog does not load: insn $insn, CO-RE relocation #$relo unresolved:"
+        grep -E "prog '$prog': relo #$relo: " "$log" | sed 's/^/    /'
+    fi
+    grep -E "^[0-9]+: <invalid|^amptrace:|failed to (load|find|attach)|BTF.*not found" "$log" | sed 's/^/    /'
+}
+
+# PID 1 on the overlay root.  Never returns: powers the VM off.
+guest_main() {
+    set +e   # a failed step is reported; PID 1 must reach the power-off
+    # shellcheck disable=SC1091
+    . /run/amp.env
+    export PATH=$AMP_PATH HOME=/root LANG=C.UTF-8 TERM=dumb AMP_IN_QEMU=1
+    local -a tests
+    read -r -a tests <<<"$AMP_TESTS"
+    # python3 as the host resolves it, without a shim (pyenv's cost seconds
+    # a call here).
+    if [[ -n $AMP_PYTHON ]]; then
+        mkdir -p /run/amp-bin && ln -sf "$AMP_PYTHON" /run/amp-bin/python3
+        PATH=/run/amp-bin:$PATH
+    fi
+    [[ -n $AMP_AMPTRACE ]] && export AMPTRACE=$AMP_AMPTRACE
+    [[ -n $AMP_SYNTH ]] && export SYNTH_WRITER=$AMP_SYNTH
+    local out=/run/amp-out rc=0 t0=$SECONDS
+    exec </dev/null >/dev/console 2>&1
+
+    mount -t devpts -o mode=0620,ptmxmode=0666 devpts /dev/pts 2>/dev/null || { mkdir -p /dev/pts; mount -t devpts devpts /dev/pts; }
+    mkdir -p /dev/shm && mount -t tmpfs -o mode=1777 shm /dev/shm
+    mount -t cgroup2 cgroup2 /sys/fs/cgroup
+    mount -t tracefs tracefs /sys/kernel/tracing
+    mount -t debugfs debugfs /sys/kernel/debug
+    mount -t bpf bpf /sys/fs/bpf
+    mkdir -p "$out" && mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 ampout "$out"
+    # The package's modules, where modprobe (busybox: the host has no kmod)
+    # and the kernel's request_module look for them.
+    mkdir -p "/lib/modules/$AMP_KVER"
+    mount --bind "$AMP_MODDIR" "/lib/modules/$AMP_KVER"
+    ln -sf /bin/busybox /sbin/modprobe
+    echo /sbin/modprobe >/proc/sys/kernel/modprobe
+    local m
+    for m in "${TEST_MODS[@]}"; do
+        modprobe "$m" || echo "guest: modprobe $m failed"
+    done
+    # /tmp (loop images) on ext4 on a virtio disk, as on a host: loop on
+    # tmpfs behaves differently (no WRITE_ZEROES, no O_DIRECT).
+    if mkfs.ext4 -q -F -L amp-scratch -N 65536 -J size=64 -E lazy_itable_init=0,lazy_journal_init=0 /dev/vda &&
+       mount /dev/vda /tmp; then
+        chmod 1777 /tmp
+    else
+        echo "guest: no scratch disk; /tmp stays tmpfs"
+        mount -t tmpfs -o mode=1777 tmp /tmp
+    fi
+    hostname amptrace-qemu
+    ip link set lo up 2>/dev/null || true
+    echo "guest: kernel $(uname -r), $(nproc) cpus, $(($(sed -n 's/MemTotal: *\([0-9]*\).*/\1/p' /proc/meminfo) / 1024)) MiB," \
+         "BTF $(stat -c %s /sys/kernel/btf/vmlinux 2>/dev/null || echo none) bytes, modules: $(cut -d' ' -f1 /proc/modules | sort | tr '\n' ' ')"
+
+    # Does the CO-RE object load here at all?  libbpf's and the verifier's
+    # log, for the report.
+    cd "$AMP_REPO"
+    timeout 120 "${AMPTRACE:-./amptrace}" trace -v -q -d 1 >"$out/amptrace-v.log" 2>&1 || rc=$?
+    echo "guest: amptrace trace -v -d 1: exit $rc ($(grep -c . "$out/amptrace-v.log") log lines)"
+    ((rc == 0)) || load_failure "$out/amptrace-v.log"
+    echo "guest: set up in $((SECONDS - t0)) s; running: ${tests[*]}"
+
+    # What is running, every 15 s: the host shows it if the guest hangs.
+    (while sleep 15; do
+        { date; ps -eo pid,ppid,stat,etime,wchan:24,args; } >"$out/ps.tmp" 2>&1 && mv "$out/ps.tmp" "$out/ps.txt"
+    done) &
+    if [[ -n $AMP_CMD ]]; then
+        echo "guest: running AMPTRACE_QEMU_CMD: $AMP_CMD"
+        bash -c "$AMP_CMD" 2>&1 | tee "$out/cmd.out"
+        echo "guest: AMPTRACE_QEMU_CMD exit ${PIPESTATUS[0]}"
+    fi
+    rc=0
+    AMP_TEST_LOGS=$out/logs tests/run.sh "${tests[@]}" | tee "$out/run.out" || rc=$?
+    echo "AMPTRACE-QEMU-DONE rc=$rc after $((SECONDS - t0)) s"
+    sync
+    umount "$out" 2>/dev/null || true
+    echo o >/proc/sysrq-trigger
+    sleep 10
+    exit "$rc"   # PID 1 exiting panics; panic=-1 + -no-reboot ends qemu
+}
+
+if [[ ${1-} == --guest ]]; then
+    guest_main
+fi
+
+# =============================================================== host side ===
+
+((EUID == 0)) || skip "must run as root (apt-get download into the cache, KVM)"
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+CACHE=${AMPTRACE_QEMU_CACHE:-/var/cache/amptrace-qemu}
+TIMEOUT=${AMPTRACE_QEMU_TIMEOUT:-600}
+ACCEL=${AMPTRACE_QEMU_ACCEL:-kvm}
+LOGROOT=${AMP_TEST_LOGS:-/tmp/amptrace-test-logs}
+TESTS=("$@")
+((${#TESTS[@]})) || TESTS=("${CORE_TESTS[@]}")
+
+# ------------------------------------------------------------ what we need ---
+QEMU=$(command -v qemu-system-x86_64) ||
+    skip "qemu-system-x86_64 not installed (apt-get install qemu-system-x86)"
+BUSYBOX=/bin/busybox
+if [[ ! -x $BUSYBOX ]] || ldd "$BUSYBOX" >/dev/null 2>&1; then
+    skip "no static $BUSYBOX for the initramfs (apt-get install busybox-static)"
+fi
+command -v setpriv >/dev/null || skip "setpriv (util-linux) missing"
+case $ACCEL in
+    kvm)
+        [[ -c /dev/kvm ]] ||
+            skip "/dev/kvm not available (no hardware virtualisation here); AMPTRACE_QEMU_ACCEL=tcg runs the guest under emulation, 5-10x slower"
+        [[ -r /dev/kvm && -w /dev/kvm ]] || skip "/dev/kvm not readable and writable"
+        ACCEL_ARGS=(-accel kvm -cpu host) ;;
+    tcg)
+        # shellcheck disable=SC2054  # the comma is qemu's option syntax
+        ACCEL_ARGS=(-accel tcg,thread=multi -cpu max) ;;
+    *) die "AMPTRACE_QEMU_ACCEL must be kvm or tcg, not '$ACCEL'" ;;
+esac
+for i in "${!TESTS[@]}"; do   # run.sh takes file names: t10 -> t10_bad_input.sh
+    t=${TESTS[i]##*/}; t=${t%.sh}
+    m=("$REPO/tests/$t".sh)
+    [[ -f ${m[0]} ]] || m=("$REPO"/tests/"$t"_*.sh)
+    if ((${#m[@]} != 1)) || [[ ! -f ${m[0]} ]]; then
+        die "no single test tests/$t.sh or tests/${t}_*.sh"
+    fi
+    TESTS[i]=${m[0]##*/}
+done
+[[ -x $REPO/amptrace && -x $REPO/build/tests/synth_writer ]] ||
+    make -s -C "$REPO" all >&2 || die "make failed"
+
+# --------------------------------------------------- cleanup of this run ---
+WORK='' QEMU_PID='' TAIL_PID=''
+# shellcheck disable=SC2317  # run by the trap
+cleanup() {
+    local rc=$?
+    set +e   # every step runs, whatever failed before
+    [[ -n $TAIL_PID ]] && kill "$TAIL_PID" 2>/dev/null
+    if [[ -n $QEMU_PID ]] && kill -0 "$QEMU_PID" 2>/dev/null; then
+        kill -TERM "$QEMU_PID" 2>/dev/null
+        for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$QEMU_PID" 2>/dev/null || break; sleep 0.5; done
+        kill -KILL "$QEMU_PID" 2>/dev/null
+    fi
+    [[ -n $QEMU_PID ]] && wait "$QEMU_PID" 2>/dev/null
+    [[ -n $WORK ]] && rm -rf -- "$WORK"
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+# --------------------------------------------------------- kernel package ---
+mkdir -p "$CACHE"
+exec {lockfd}>"$CACHE/.lock"
+flock -w 900 "$lockfd" || die "another run holds $CACHE/.lock"
+
+newest_cached() {
+    local d
+    for d in "$CACHE"/linux-image-6.1*/.ok; do [[ -e $d ]] && dirname "$d"; done | sort -V | tail -n 1
+}
+
+resolve_kpkg() {
+    local p
+    [[ -n ${AMPTRACE_QEMU_KPKG-} ]] && { echo "$AMPTRACE_QEMU_KPKG"; return 0; }
+    # Debian 12's default kernel; else the newest 6.1 flavour amd64 package.
+    p=$(apt-cache depends linux-image-amd64 2>/dev/null |
+        awk '$1 == "Depends:" && $2 ~ /^linux-image-6\.1\./ {print $2; exit}')
+    [[ -n $p ]] || p=$(apt-cache search --names-only '^linux-image-6\.1\.0-[0-9]+-amd64$' 2>/dev/null |
+                       awk '{print $1}' | sort -V | tail -n 1)
+    echo "$p"
+}
+
+KPKG=$(resolve_kpkg)
+if [[ -z $KPKG && -z $(newest_cached) ]]; then
+    say "no 6.1 kernel in the apt lists; apt-get update"
+    apt-get update -qq >/dev/null 2>&1 || true
+    KPKG=$(resolve_kpkg)
+fi
+if [[ -z $KPKG ]]; then
+    KDIR=$(newest_cached)
+    [[ -n $KDIR ]] || skip "no Debian 12 6.1 kernel package found (apt-cache search linux-image-6.1)"
+    KPKG=${KDIR##*/}
+    say "apt knows no 6.1 kernel; using cached $KPKG"
+fi
+KDIR=$CACHE/$KPKG
+if [[ ! -e $KDIR/.ok ]]; then
+    say "fetching $KPKG into $CACHE"
+    rm -rf -- "$KDIR" "$KDIR.tmp"
+    mkdir -p "$KDIR.tmp"
+    (cd "$KDIR.tmp" && apt-get download -o APT::Sandbox::User=root "$KPKG") >"$KDIR.tmp/apt.log" 2>&1 ||
+        { tail -n 3 "$KDIR.tmp/apt.log" >&2; rm -rf -- "$KDIR.tmp"; skip "cannot download $KPKG"; }
+    dpkg-deb -x "$KDIR.tmp"/*.deb "$KDIR.tmp/root" || { rm -rf -- "$KDIR.tmp"; die "cannot unpack $KPKG"; }
+    rm -rf -- "$KDIR.tmp"/*.deb "$KDIR.tmp/root/usr/share"
+    kver=$(ls "$KDIR.tmp/root/lib/modules")
+    busybox depmod -b "$KDIR.tmp/root" "$kver" || { rm -rf -- "$KDIR.tmp"; die "depmod failed"; }
+    touch "$KDIR.tmp/.ok"
+    mv "$KDIR.tmp" "$KDIR"
+    # Older kernels of the same series are of no further use.
+    for d in "$CACHE"/linux-image-6.1*; do
+        [[ $d == "$KDIR" || ! -d $d ]] || rm -rf -- "$d"
+    done
+fi
+KVER=$(ls "$KDIR/root/lib/modules")
+MODDIR=$KDIR/root/lib/modules/$KVER
+VMLINUZ=$KDIR/root/boot/vmlinuz-$KVER
+[[ -f $VMLINUZ && -f $MODDIR/modules.dep ]] || die "cached $KPKG is incomplete; remove $KDIR"
+flock -u "$lockfd"
+# The guest reads $MODDIR through the read-only 9p root: it must be on /'s
+# file system tree, not under a path the guest mounts over.
+case $MODDIR in /tmp/*|/run/*|/dev/*|/proc/*|/sys/*) die "AMPTRACE_QEMU_CACHE must not be under /tmp, /run, /dev, /proc or /sys" ;; esac
+
+# ------------------------------------------------------------- initramfs ---
+# Leftovers of a run that was SIGKILLed (its qemu died with it): remove.
+for d in "${TMPDIR:-/tmp}"/amptrace-qemu.*; do
+    [[ -f $d/owner ]] || continue
+    read -r pid <"$d/owner" || continue
+    [[ -e /proc/$pid && $(cat "/proc/$pid/comm" 2>/dev/null) == *bash* ]] || rm -rf -- "$d"
+done
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/amptrace-qemu.XXXXXX")
+echo $$ >"$WORK/owner"
+ird=$WORK/initramfs
+mkdir -p "$ird"/{bin,sbin,proc,sys,dev,lower,upper,newroot,"lib/modules/$KVER"}
+cp "$BUSYBOX" "$ird/bin/busybox"
+cp "$MODDIR/modules.dep" "$ird/lib/modules/$KVER/"
+
+# mod_files NAME...: each module's file and its dependencies', from modules.dep.
+mod_files() {
+    local name
+    for name in "$@"; do
+        name=${name//-/_}
+        awk -v n="$name" '{ f = $1; sub(/:$/, "", f); b = f; sub(/.*\//, "", b); sub(/\.ko.*$/, "", b);
+                            gsub(/-/, "_", b); if (b == n) { print f; for (i = 2; i <= NF; i++) print $i; exit } }' \
+            "$MODDIR/modules.dep"
+    done | sort -u
+}
+while read -r f; do
+    mkdir -p "$ird/lib/modules/$KVER/${f%/*}"
+    cp "$MODDIR/$f" "$ird/lib/modules/$KVER/$f"
+done < <(mod_files "${ROOT_MODS[@]}")
+for m in "${ROOT_MODS[@]}"; do
+    [[ -n $(mod_files "$m") ]] || die "module $m not in $KPKG"
+done
+
+{
+    printf 'AMP_REPO=%q\nAMP_KVER=%q\nAMP_MODDIR=%q\nAMP_PATH=%q\n' "$REPO" "$KVER" "$MODDIR" "$PATH"
+    printf 'AMP_AMPTRACE=%q\nAMP_SYNTH=%q\n' "${AMPTRACE-}" "${SYNTH_WRITER-}"
+    printf 'AMP_CMD=%q\n' "${AMPTRACE_QEMU_CMD-}"
+    printf 'AMP_PYTHON=%q\n' "$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null || true)"
+    printf 'AMP_TESTS="%s"\n' "${TESTS[*]}"   # names: no spaces, no quotes
+    printf 'ROOT_MODS="%s"\n' "${ROOT_MODS[*]}"
+} >"$ird/amp.env"
+
+cat >"$ird/init" <<'EOF'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin:/sbin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+exec >/dev/console 2>&1
+. /amp.env
+fail() { echo "initramfs: $*"; echo "AMPTRACE-QEMU-DONE rc=99"; echo o >/proc/sysrq-trigger; sleep 10; exit 1; }
+for m in $ROOT_MODS; do modprobe "$m" || fail "modprobe $m failed"; done
+# The host's / read-only, a tmpfs on top of it for whatever the tests write.
+mount -t 9p -o ro,trans=virtio,version=9p2000.L,cache=loose,msize=262144 hostroot /lower ||
+    fail "cannot mount the host root (9p)"
+mount -t tmpfs -o mode=0755 upper /upper && mkdir /upper/u /upper/w
+mount -t overlay -o lowerdir=/lower,upperdir=/upper/u,workdir=/upper/w rootfs /newroot ||
+    fail "cannot mount the overlay root"
+# A fresh /run (/tmp comes later, on a disk): none of the host's sockets, locks or files.
+mount -t tmpfs -o mode=0755,size=512m run /newroot/run
+cp /amp.env /newroot/run/amp.env
+for d in dev proc sys; do mount --move /$d /newroot/$d; done
+exec switch_root /newroot /bin/bash "$AMP_REPO/scripts/qemu-kernel-test.sh" --guest
+EOF
+chmod +x "$ird/init"
+(cd "$ird" && find . | busybox cpio -o -H newc 2>/dev/null) >"$WORK/initramfs.cpio" ||
+    die "cannot build the initramfs"
+
+# ------------------------------------------------------------------- boot ---
+out=$WORK/out
+mkdir -p "$out"
+console=$WORK/console.log
+truncate -s 16G "$WORK/scratch.img"   # sparse; the guest's /tmp
+: >"$console"
+say "booting $KPKG ($KVER) under qemu/$ACCEL, ${AMPTRACE_QEMU_SMP:-2} vCPUs, ${AMPTRACE_QEMU_MEM:-4096} MiB, timeout ${TIMEOUT}s; tests: ${TESTS[*]}"
+t_start=$SECONDS
+# --pdeathsig: qemu dies with this script, even if it is SIGKILLed.
+setpriv --pdeathsig KILL -- "$QEMU" -nodefaults -no-user-config -machine q35 "${ACCEL_ARGS[@]}" \
+    -smp "${AMPTRACE_QEMU_SMP:-2}" -m "${AMPTRACE_QEMU_MEM:-4096}" \
+    -kernel "$VMLINUZ" -initrd "$WORK/initramfs.cpio" \
+    -append "console=ttyS0 rdinit=/init panic=-1 loglevel=4 mitigations=off" \
+    -display none -monitor none -serial "file:$console" -no-reboot \
+    -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+    -virtfs "local,path=$out,mount_tag=ampout,security_model=none,multidevs=remap" \
+    -drive "file=$WORK/scratch.img,if=virtio,format=raw,cache=unsafe,discard=unmap" \
+    </dev/null >"$WORK/qemu.err" 2>&1 &
+QEMU_PID=$!
+if [[ -t 1 || -n ${AMPTRACE_QEMU_STREAM-} ]]; then
+    tail -n +1 -f --pid="$QEMU_PID" "$console" &
+    TAIL_PID=$!
+fi
+timed_out=0
+while kill -0 "$QEMU_PID" 2>/dev/null; do
+    if ((SECONDS - t_start >= TIMEOUT)); then
+        timed_out=1
+        kill -TERM "$QEMU_PID" 2>/dev/null
+        break
+    fi
+    sleep 1
+done
+qrc=0
+wait "$QEMU_PID" || qrc=$?
+QEMU_PID=''
+[[ -n $TAIL_PID ]] && { wait "$TAIL_PID" 2>/dev/null || true; TAIL_PID=''; }
+elapsed=$((SECONDS - t_start))
+
+# ---------------------------------------------------------------- result ---
+logdir=$LOGROOT/qemu-$KVER
+rm -rf -- "$logdir"
+mkdir -p "$logdir"
+cp -r "$out"/. "$logdir"/ 2>/dev/null || true
+cp "$console" "$WORK/qemu.err" "$logdir"/
+
+if [[ -z ${AMPTRACE_QEMU_STREAM-} && ! -t 1 ]]; then
+    # Not streamed: show the console now, less the kernel's boot chatter.
+    grep -vE '^\[ *[0-9]+\.[0-9]+\] ' "$console" | tr -d '\r' || true
+fi
+if [[ $ACCEL == kvm ]] && grep -qiE 'kvm.*(fail|error|not supported)|Could not access KVM' "$WORK/qemu.err"; then
+    cat "$WORK/qemu.err" >&2
+    skip "qemu could not use KVM"
+fi
+[[ -s $WORK/qemu.err ]] && { say "qemu said:"; sed 's/^/  /' "$WORK/qemu.err" >&2; }
+((timed_out)) && say "guest still running after ${TIMEOUT}s: stopped it"
+((qrc == 0 || timed_out)) || say "qemu exited $qrc"
+
+summary=$(tr -d '\r' <"$console" | grep -E '^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' | tail -n 1 || true)
+say "guest $KVER ($ACCEL), ${elapsed}s in qemu; logs in $logdir"
+if [[ -z $summary ]]; then
+    say "FAIL: no test summary from the guest"
+    tail -n 30 "$console" | tr -d '\r' >&2
+    [[ -f $out/ps.txt ]] && { say "guest processes, last snapshot:"; cat "$out/ps.txt" >&2; }
+    exit 1
+fi
+echo "$summary"
+read -r npass _ nfail _ <<<"${summary//,/}"
+((nfail == 0)) || exit 1
+((npass > 0)) || skip "every guest test skipped"
+exit 0
