@@ -51,6 +51,16 @@ int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 	page_owner_cancel(&key);
 
 	e = thread_entry((__u32)pid_tgid);
+	if (!e && task_is_target(pid_tgid)) {
+		/* A traced thread dirtying before its first logging syscall
+		 * (journald creating its file): an entry of its own, with no
+		 * syscall, rather than bytes nobody pays for. */
+		struct pending_syscall start = {
+			.start_ns = bpf_ktime_get_boot_ns(), .nr = -1,
+		};
+
+		e = entry_open(pid_tgid, &start);
+	}
 	if (!e) {
 		if (bpf_map_lookup_elem(&threads, &(__u32){(__u32)pid_tgid}))
 			STAT_INC(pages_untracked);

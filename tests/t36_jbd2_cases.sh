@@ -25,8 +25,10 @@ assert charged == d["by_cause"] + d["by_window"] <= d["total"], (charged, d)
 print(f"ok: {what}: {len(entries)} entries carry {charged} of {d['total']} device bytes "
       f"(counter {d['counter_bytes']}); by cause {d['by_cause']}, by window {d['by_window']}")
 if what == "overlap":
+    # Whether the stores after the fsync open a handle depends on mtime
+    # granularity; the pwrite's and the fsync's commit always differ.
     multi = [e for e in entries if len(e["txns"]) >= 2]
-    assert len(multi) >= len(entries) // 2, \
+    assert multi, \
         f"fsync inside entries: expected handles in 2 transactions, got {[e['txns'] for e in entries]}"
     j = sum(e["dev_bytes"]["journal"] for e in multi)
     assert j > 0, "no commit bytes charged to entries spanning two transactions"
@@ -42,7 +44,7 @@ PY
 mnt=$AMP_TMP/mnt
 make_loopfs ext4 512 "$mnt"
 start_tracer -c synth_writer --dev "$LOOPNAME"
-"$SYNTH_WRITER" -s -n 6 -w 1 -m 2 "$mnt" | cat >/dev/null
+"$SYNTH_WRITER" -s -g 20 -n 6 -w 1 -m 2 "$mnt" | cat >/dev/null
 sync
 stop_tracer
 sums "$TRACE_OUT" overlap

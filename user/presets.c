@@ -60,6 +60,8 @@ int preset_resolve(const char *preset, const struct trace_opts *opts,
 
 const char *syscall_name(int nr)
 {
+	if (nr < 0)
+		return "-";	/* dirtied before the thread's first logging syscall */
 	for (size_t i = 0; i < N_RECV; i++)
 		if (receive_syscalls[i].nr == nr)
 			return receive_syscalls[i].name;
