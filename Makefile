@@ -8,14 +8,21 @@ ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
 	-e 's/ppc64le/powerpc/' -e 's/s390x/s390/' -e 's/riscv64/riscv/')
 
 CFLAGS ?= -O2 -g
-CFLAGS += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -Iuser
+CFLAGS += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -Iuser $(EXTRA_CFLAGS)
 LDLIBS += $(shell pkg-config --libs libbpf json-c 2>/dev/null || echo -lbpf -ljson-c) -lelf -lz
+# The metrics endpoint (user/metrics.c) serves HTTP from its own thread.
+LDLIBS += $(shell pkg-config --libs libmicrohttpd) -lpthread
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -Ibpf \
 	-Wall -Wno-unused-function
 
+BIN ?= amptrace
 USER_SRCS := $(wildcard user/*.c)
 USER_OBJS := $(USER_SRCS:%.c=$(OUTPUT)/%.o)
 TEST_BINS := $(OUTPUT)/tests/synth_writer $(OUTPUT)/tests/append_writer $(OUTPUT)/tests/bench_writer
+# libFuzzer target for the journal reader: its own files only (no BPF, no main.c).
+FUZZ_SRCS := tests/fuzz_journal.c $(wildcard user/journal_*.c)
+FUZZER := $(OUTPUT)/tests/fuzz_journal
+FUZZ_SECONDS ?= 600
 
 ifeq ($(V),1)
 Q =
@@ -27,9 +34,9 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all clean deps test demo bench
+.PHONY: all clean deps test test-asan demo bench fuzz
 
-all: amptrace $(TEST_BINS)
+all: $(BIN) $(TEST_BINS)
 
 $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests:
 	$(Q)mkdir -p $@
@@ -50,7 +57,7 @@ $(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/amptrace.skel.h | $(OUTPUT)/user
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-amptrace: $(USER_OBJS)
+$(BIN): $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
@@ -58,16 +65,40 @@ $(OUTPUT)/tests/%: tests/%.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
 
+$(FUZZER): $(FUZZ_SRCS) user/journal_file.h | $(OUTPUT)/tests
+	$(call msg,FUZZ-CC,$@)
+	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -Iuser -Wall -Wextra \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $(FUZZ_SRCS) -o $@
+
 deps:
 	scripts/deps.sh
 
 test: all
 	tests/run.sh
 
+# The loader and the test writers with ASan+UBSan, run through the same
+# tests (TESTS="t20_synth_pages.sh ..." for a subset).
+ASAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+test-asan:
+	$(MAKE) OUTPUT=build-asan BIN=build-asan/amptrace EXTRA_CFLAGS="$(ASAN_FLAGS)" \
+		build-asan/amptrace build-asan/tests/synth_writer
+	AMPTRACE=$(CURDIR)/build-asan/amptrace SYNTH_WRITER=$(CURDIR)/build-asan/tests/synth_writer \
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		tests/run.sh $(TESTS)
+
+# `make test` fuzzes the journal reader for a few seconds (t72); this for longer.
+fuzz: $(FUZZER)
+	AMP_FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run.sh t72_journal_fuzz.sh
+
 demo: deps all
 	scripts/demo.sh
 
+# Overhead figures against issue #7's targets (~15 min; BENCH_ARGS=--quick: ~3).
+bench: all
+	scripts/deps.sh --bench
+	scripts/bench.sh $(BENCH_ARGS)
+
 clean:
-	$(Q)rm -rf $(OUTPUT) amptrace
+	$(Q)rm -rf $(OUTPUT) build-asan amptrace
 
 -include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*.d)

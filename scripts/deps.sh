@@ -3,12 +3,24 @@
 # Installs only what is missing, so a second run costs nothing.
 set -euo pipefail
 
-build=(clang llvm make gcc pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev libjson-c-dev)
-# Tests: filesystems, real loggers, capability tools, the checks' python.
-test=(xfsprogs btrfs-progs e2fsprogs rsyslog systemd util-linux libcap2-bin python3)
+build=(clang llvm make gcc pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev libjson-c-dev
+       libmicrohttpd-dev)   # the --metrics endpoint
+# Tests: filesystems, real loggers, capability tools, the checks' python,
+# chromium (headless screenshot of amptrace compare's HTML report).
+test=(xfsprogs btrfs-progs e2fsprogs rsyslog systemd util-linux libcap2-bin python3 chromium
+      qemu-system-x86 busybox-static   # t95: Debian 12's 6.1 kernel under qemu
+      tmux prometheus curl             # t90 top in a terminal; t93 promtool and a real scrape
+      libclang-rt-14-dev)              # t72: libFuzzer runtime for the journal reader
+
+# Benchmarks only (`scripts/deps.sh --bench`, run by `make bench`): the
+# bpftrace side-by-side comparison, perf for `bench.sh --profile`.
+# Not installed for CI.
+bench=(bpftrace linux-perf)
+wanted=("${build[@]}" "${test[@]}")
+[[ ${1:-} == --bench ]] && wanted+=("${bench[@]}")
 
 missing=()
-for p in "${build[@]}" "${test[@]}"; do
+for p in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]} == 0)); then

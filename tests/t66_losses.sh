@@ -37,8 +37,9 @@ assert d["total"] == d["counter_bytes"], d
 print(f"ok: with drops, classes still sum to the counter ({d['total']})")
 PY
 # The table says so too.
-"$AMPTRACE" trace -c synth_writer --dev "$LOOPNAME" --ringbuf-kb 4 -o "$AMP_TMP/table.txt" 2>/dev/null &
-t=$!; at_exit _kill_wait "$t" amptrace; sleep 2
+"$AMPTRACE" trace -c synth_writer --dev "$LOOPNAME" --ringbuf-kb 4 -o "$AMP_TMP/table.txt" 2>"$AMP_TMP/table.err" &
+t=$!; at_exit _kill_wait "$t" amptrace
+wait_for "grep -q 'tracing (' $AMP_TMP/table.err" 60 || fail "tracer did not start: $(cat "$AMP_TMP/table.err")"
 "$SYNTH_WRITER" -c -n 200 -w 1 -m 0 "$mnt" | cat >/dev/null
 sync; kill -INT "$t"; wait "$t"
 grep -q '^Losses:.*ring buffer full [1-9]' "$AMP_TMP/table.txt" || fail "no ring-buffer loss in the table: $(grep Losses "$AMP_TMP/table.txt")"

@@ -5,13 +5,22 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <linux/types.h>
 #include "amptrace.h"
 
 #define AMP_MAX_PIDS 64
 
+/* What a tracing run does with the entries: the command that started it. */
+enum amp_mode {
+	AMP_MODE_TRACE,		/* print them (table or JSON lines) */
+	AMP_MODE_RECORD,	/* write them to a record file (record.c) */
+	AMP_MODE_TOP,		/* live per-interval view (top.c) */
+};
+
 struct trace_opts {
+	enum amp_mode mode;
 	pid_t pids[AMP_MAX_PIDS];
 	int nr_pids;
 	const char *comm;
@@ -30,6 +39,14 @@ struct trace_opts {
 	bool json;
 	bool verbose;
 	bool quiet;		/* summary only */
+	const char *record_path;	/* record: -o FILE */
+	const char *metrics_addr;	/* --metrics HOST:PORT */
+	const char *metrics_file;	/* --metrics-file PATH (node_exporter textfile) */
+	const char *sort_key;	/* top: -s KEY */
+	double interval;	/* top: seconds between screens */
+	unsigned long count;	/* top: screens before exiting, 0 = until stopped */
+	int argc;		/* the command line, kept in a record's header */
+	char **argv;
 };
 
 /* main.c */
@@ -41,13 +58,16 @@ void amp_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cmd_explain(int argc, char **argv);
 
 /* trace_cli.c */
-int trace_parse_args(int argc, char **argv, struct trace_opts *opts);
+struct argp;
+bool amp_help(const struct argp *argp, int argc, char **argv, const char *name);
+int trace_parse_args(int argc, char **argv, enum amp_mode mode, struct trace_opts *opts);
 
 /* tracer.c */
 int trace_run(const struct trace_opts *opts);
 
 /* preflight.c */
 int preflight_check(const char *btf_path);
+bool kernel_has_tracepoint(const char *tp);
 
 /* presets.c */
 struct preset_syscall {
@@ -99,8 +119,15 @@ void ledger_flush(struct ledger *l, int txns_fd);
 const struct ledger_disk *ledger_disk(struct ledger *l, __u32 disk);
 void ledger_free(struct ledger *l);
 
+/* A (dev, ino) -> path resolver: path_of() live, a record's table offline. */
+typedef const char *(*amp_path_fn)(void *ctx, __u32 kdev, __u64 ino, __u32 pid);
+
 /* report.c */
 struct report *report_new(FILE *out, bool json, bool quiet);
+/* For rendering a record offline: its paths and its wall clock. */
+void report_set_paths(struct report *r, amp_path_fn fn, void *ctx);
+void report_set_clock(struct report *r, __s64 boot_to_real_ns);
+__s64 report_clock(const struct report *r);
 void report_entry(struct report *r, const struct amp_entry *e, const struct entry_costs *c);
 struct summary_dev {
 	char name[AMP_DISK_NAME_LEN];
@@ -126,6 +153,37 @@ struct summary {
 };
 void report_summary(struct report *r, const struct summary *s);
 void report_free(struct report *r);
+
+/* top.c: `amptrace top`, per-interval rates of delivered entries. */
+struct top;
+#define TOP_SORT_KEYS "dev, entries, bytes, pages, ios, amp, name"
+int top_sort_key(const char *key);	/* index, or -1 if not one of TOP_SORT_KEYS */
+struct top *top_new(const struct trace_opts *o);
+void top_entry(struct top *t, const struct amp_entry *e, const struct entry_costs *c);
+/* One screen (or block of lines) from this interval; true once `count` were shown. */
+bool top_tick(struct top *t, const struct summary *now);
+bool top_keys(struct top *t);	/* interactive keys; true on 'q' */
+void top_free(struct top *t);
+
+/* metrics.c: cumulative counters over HTTP (OpenMetrics) and/or a textfile. */
+struct metrics;
+struct metrics *metrics_new(const char *addr, const char *file);
+void metrics_entry(struct metrics *m, const struct amp_entry *e, const struct entry_costs *c);
+/* Device classes, counters and losses as of now; rewrites the textfile. */
+int metrics_update(struct metrics *m, const struct summary *now);
+void metrics_free(struct metrics *m);
+/* "127.0.0.1:9464", "[::1]:9464", ":9464" (every address); -1 if not one. */
+int metrics_parse_addr(const char *addr, struct sockaddr_storage *ss, socklen_t *len);
+
+/* svg.c: scatter map, x = entry sequence, y = page offset per file. */
+struct svg;
+struct svg *svg_new(amp_path_fn path, void *path_ctx);
+void svg_entry(struct svg *s, const struct amp_entry *e, const struct entry_costs *c);
+int svg_write(struct svg *s, const char *out_path, bool html, const char *title);
+void svg_free(struct svg *s);
+
+/* report_cmd.c: `amptrace report FILE` */
+int cmd_report(int argc, char **argv);
 
 #include <sys/sysmacros.h>
 static inline __u32 kdev_from_user(dev_t d)

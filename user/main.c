@@ -25,12 +25,13 @@ void amp_err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-static int cmd_trace(int argc, char **argv)
+/* trace, record and top: one tracer, three ways to deliver its entries. */
+static int cmd_trace(int argc, char **argv, enum amp_mode mode)
 {
 	struct trace_opts opts;
 	int err;
 
-	err = trace_parse_args(argc, argv, &opts);
+	err = trace_parse_args(argc, argv, mode, &opts);
 	if (err)
 		return err < 0 ? 1 : 0;
 	return trace_run(&opts) ? 1 : 0;
@@ -74,6 +75,10 @@ static void usage(FILE *f)
 		"\n"
 		"commands:\n"
 		"  trace     stream one line per logging syscall, summary at exit\n"
+		"  record    the same, into a record file (-o FILE) that survives kill -9\n"
+		"  report    render a record: table, JSON lines, --svg scatter map, --journal fields\n"
+		"  top       live view: per process, file and device rates\n"
+		"  explain   which journal objects and log fields each journald entry wrote\n"
 		"  compare   one logging workload on several loop filesystems, side by side\n"
 		"  help      this text; `amptrace COMMAND --help` for a command\n");
 }
@@ -85,7 +90,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!strcmp(argv[1], "trace"))
-		return cmd_trace(argc - 1, argv + 1);
+		return cmd_trace(argc - 1, argv + 1, AMP_MODE_TRACE);
+	if (!strcmp(argv[1], "record"))
+		return cmd_trace(argc - 1, argv + 1, AMP_MODE_RECORD);
+	if (!strcmp(argv[1], "top"))
+		return cmd_trace(argc - 1, argv + 1, AMP_MODE_TOP);
+	if (!strcmp(argv[1], "report"))
+		return cmd_report(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "explain"))
+		return cmd_explain(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "compare"))
 		return cmd_compare(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||

@@ -27,6 +27,8 @@ struct report {
 	FILE *out;
 	bool json, quiet;
 	__s64 boot_to_real_ns;
+	amp_path_fn path;	/* path_of() live; a record's own table offline */
+	void *path_ctx;
 	struct proc_total *procs;
 	size_t nr_procs, cap_procs;
 	__u64 entries, unsettled;
@@ -41,6 +43,11 @@ static __s64 clock_ns(clockid_t id)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+static const char *live_path(void *ctx, __u32 kdev, __u64 ino, __u32 pid)
+{
+	return path_of(kdev, ino, pid);
+}
+
 struct report *report_new(FILE *out, bool json, bool quiet)
 {
 	struct report *r = calloc(1, sizeof(*r));
@@ -51,7 +58,25 @@ struct report *report_new(FILE *out, bool json, bool quiet)
 	r->json = json;
 	r->quiet = quiet;
 	r->boot_to_real_ns = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_BOOTTIME);
+	r->path = live_path;
 	return r;
+}
+
+void report_set_paths(struct report *r, amp_path_fn fn, void *ctx)
+{
+	r->path = fn;
+	r->path_ctx = ctx;
+}
+
+/* Times print as wall-clock time: offline, as the recording machine's. */
+void report_set_clock(struct report *r, __s64 boot_to_real_ns)
+{
+	r->boot_to_real_ns = boot_to_real_ns;
+}
+
+__s64 report_clock(const struct report *r)
+{
+	return r->boot_to_real_ns;
 }
 
 void report_free(struct report *r)
@@ -140,7 +165,7 @@ static void entry_json(struct report *r, const struct amp_entry *e, const struct
 
 		json_object_object_add(f, "dev", json_object_new_string(dev_str(e->fd_dev, buf, sizeof(buf))));
 		json_object_object_add(f, "ino", json_object_new_uint64(e->fd_ino));
-		json_object_object_add(f, "path", json_object_new_string(path_of(e->fd_dev, e->fd_ino, e->pid)));
+		json_object_object_add(f, "path", json_object_new_string(r->path(r->path_ctx, e->fd_dev, e->fd_ino, e->pid)));
 		json_object_object_add(o, "file", f);
 	}
 	json_object_object_add(o, "pages_dirtied", json_object_new_uint64(e->pages_dirtied));
@@ -178,7 +203,7 @@ static void entry_json(struct report *r, const struct amp_entry *e, const struct
 
 		json_object_object_add(p, "dev", json_object_new_string(dev_str(run->dev, buf, sizeof(buf))));
 		json_object_object_add(p, "ino", json_object_new_uint64(run->ino));
-		json_object_object_add(p, "path", json_object_new_string(path_of(run->dev, run->ino, e->pid)));
+		json_object_object_add(p, "path", json_object_new_string(r->path(r->path_ctx, run->dev, run->ino, e->pid)));
 		json_object_object_add(p, "page", json_object_new_uint64(run->index));
 		json_object_object_add(p, "npages", json_object_new_int(run->npages));
 		json_object_object_add(p, "kind", json_object_new_string(
@@ -194,7 +219,7 @@ static void entry_json(struct report *r, const struct amp_entry *e, const struct
 }
 
 /* "system.journal:0,5-8,1302" — basename, then page runs in entry order. */
-static void scatter_text(FILE *out, const struct amp_entry *e)
+static void scatter_text(struct report *r, FILE *out, const struct amp_entry *e)
 {
 	__u64 last_ino = 0;
 	__u32 last_dev = 0, shown = 0;
@@ -207,7 +232,7 @@ static void scatter_text(FILE *out, const struct amp_entry *e)
 			break;
 		}
 		if (run->ino != last_ino || run->dev != last_dev) {
-			const char *p = path_of(run->dev, run->ino, e->pid);
+			const char *p = r->path(r->path_ctx, run->dev, run->ino, e->pid);
 			const char *base = strrchr(p, '/');
 
 			fprintf(out, "%s%s:", i ? " " : "", base ? base + 1 : p);
@@ -245,7 +270,7 @@ static void entry_text(struct report *r, const struct amp_entry *e, const struct
 		(unsigned long long)e->dev_bytes[AMP_CLASS_METADATA],
 		(unsigned long long)c->journal, (unsigned long long)c->window,
 		amplification(entry_dev_total(e, c), e->bytes), entry_settled(e) ? " " : "*");
-	scatter_text(r->out, e);
+	scatter_text(r, r->out, e);
 	fputc('\n', r->out);
 }
 
@@ -343,7 +368,7 @@ static void summary_json(struct report *r, const struct summary *s)
 
 		json_object_object_add(j, "dev", json_object_new_string(dev_str(f->key.dev, buf, sizeof(buf))));
 		json_object_object_add(j, "ino", json_object_new_uint64(f->key.ino));
-		json_object_object_add(j, "path", json_object_new_string(path_of(f->key.dev, f->key.ino, f->st.last_pid)));
+		json_object_object_add(j, "path", json_object_new_string(r->path(r->path_ctx, f->key.dev, f->key.ino, f->st.last_pid)));
 		json_object_object_add(j, "entries", json_object_new_uint64(f->st.entries));
 		json_object_object_add(j, "syscall_bytes", json_object_new_uint64(f->st.syscall_bytes));
 		json_object_object_add(j, "folios_dirtied", json_object_new_uint64(f->st.folios_dirtied));
@@ -444,7 +469,7 @@ static void summary_text(struct report *r, const struct summary *s)
 			fprintf(out, "%7.1fx", amplification(f->st.dev_bytes, f->st.syscall_bytes));
 		else
 			fprintf(out, "%8s", "-");
-		fprintf(out, "  %s\n", path_of(f->key.dev, f->key.ino, f->st.last_pid));
+		fprintf(out, "  %s\n", r->path(r->path_ctx, f->key.dev, f->key.ino, f->st.last_pid));
 	}
 
 	fprintf(out, "\nPer device (bytes written; classes must sum to the device counter):\n"

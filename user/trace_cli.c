@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-/* `amptrace trace` command line: argp, with one-line errors of our own. */
+/* `amptrace trace`, `record` and `top` command lines: argp, with one-line
+ * errors of our own.  The three share the tracing options; each has its own
+ * doc, and a few options of its own. */
 #include <argp.h>
 #include <errno.h>
 #include <limits.h>
@@ -19,7 +21,35 @@ static const char trace_doc[] =
 "EXAMPLES:\n"
 "  amptrace trace -c systemd-journal --dev loop0   # journald, one device\n"
 "  amptrace trace -p 1234 --preset write -d 30     # one process, 30 s\n"
-"  amptrace trace --cgroup /sys/fs/cgroup/app -j   # a cgroup, JSON lines\n";
+"  amptrace trace --cgroup /sys/fs/cgroup/app -j   # a cgroup, JSON lines\n"
+"  amptrace trace -c systemd-journal --metrics 127.0.0.1:9464   # + Prometheus\n";
+
+static const char record_doc[] =
+"Trace as `amptrace trace` does, into a record file; `amptrace report FILE`\n"
+"renders it later.\v"
+"Every entry is written as it is finished (one write each), so a recorder\n"
+"killed at any moment leaves a readable record.  Prints the summary at exit\n"
+"(as trace -q; -j for JSON).\n"
+"\n"
+"EXAMPLES:\n"
+"  amptrace record -o journald.amp -c systemd-journal -d 60\n"
+"  amptrace report journald.amp\n"
+"  amptrace report journald.amp --svg journald.svg\n";
+
+static const char top_doc[] =
+"Live view: per process and per file, the rates of the entries finished in\n"
+"each interval; per device, bytes written by class.\v"
+"INTERVAL is in seconds (default 1), COUNT the screens before exiting\n"
+"(default: until q or Ctrl-C).  An entry counts once its pages are written,\n"
+"so rates follow write-back.  ENTRIES and AMP are totals since the start.\n"
+"On a terminal: full screen, keys q (quit) and s (next sort key); otherwise\n"
+"time-stamped lines per interval, active rows only.\n"
+"Sort keys (-s): dev (device bytes/s, default), entries, bytes, pages, ios,\n"
+"amp, name.\n"
+"\n"
+"EXAMPLES:\n"
+"  amptrace top -c systemd-journal          # journald, every second\n"
+"  amptrace top --preset write -s bytes 2 5 # every 2 s, 5 times, by logged B/s\n";
 
 enum {
 	OPT_CGROUP = 256,
@@ -32,6 +62,8 @@ enum {
 	OPT_RINGBUF_KB,
 	OPT_SETTLE,
 	OPT_BTF,
+	OPT_METRICS,
+	OPT_METRICS_FILE,
 };
 
 static const struct argp_option trace_options[] = {
@@ -42,9 +74,15 @@ static const struct argp_option trace_options[] = {
 	{ "preset", OPT_PRESET, "NAME", 0, "journald | write | all | auto (default auto)", 0 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after this long (default: Ctrl-C)", 0 },
 	{ "json", 'j', NULL, 0, "JSON lines instead of a table", 0 },
-	{ "output", 'o', "FILE", 0, "Write the report here instead of stdout", 0 },
+	{ "output", 'o', "FILE", 0,
+	  "Write the report here instead of stdout (record: the record file)", 0 },
 	{ "quiet", 'q', NULL, 0, "Print the summary only", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's log and probe decisions", 0 },
+	{ "sort", 's', "KEY", 0, "top: sort rows by KEY (" TOP_SORT_KEYS ")", 0 },
+	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
+	  "Serve Prometheus/OpenMetrics counters at http://ADDR:PORT/metrics", 0 },
+	{ "metrics-file", OPT_METRICS_FILE, "PATH", 0,
+	  "Write the counters to PATH (node_exporter textfile), every second and at exit", 0 },
 	{ "max-entries", OPT_MAX_ENTRIES, "N", 0, "Open+unsettled entries kept (16384)", 1 },
 	{ "max-pages", OPT_MAX_PAGES, "N", 0, "Dirty folios awaiting write-out (262144)", 1 },
 	{ "max-threads", OPT_MAX_THREADS, "N", 0, "Traced threads (4096)", 1 },
@@ -81,6 +119,31 @@ static int parse_u32(const char *what, const char *s, unsigned long min,
 	if (!err)
 		*out = v;
 	return err;
+}
+
+/* sysstat style: `top [INTERVAL [COUNT]]`. */
+static int top_positional(struct trace_opts *o, unsigned n, const char *arg)
+{
+	unsigned long v;
+	char *end;
+
+	if (n == 0) {
+		errno = 0;
+		o->interval = strtod(arg, &end);
+		if (errno || end == arg || *end || !(o->interval >= 0.1) || o->interval > 86400) {
+			amp_err("invalid interval '%s' (seconds, 0.1 to 86400)", arg);
+			return EINVAL;
+		}
+		return 0;
+	}
+	if (n == 1) {
+		if (parse_ulong("count", arg, 1, ULONG_MAX, &v))
+			return EINVAL;
+		o->count = v;
+		return 0;
+	}
+	amp_err("unexpected argument '%s' (top [INTERVAL [COUNT]])", arg);
+	return EINVAL;
 }
 
 static int parse_opt(int key, char *arg, struct argp_state *state)
@@ -148,7 +211,51 @@ static int parse_opt(int key, char *arg, struct argp_state *state)
 		}
 		break;
 	case 'j': o->json = true; break;
-	case 'o': o->output = arg; break;
+	case 'o':
+		if (o->mode == AMP_MODE_RECORD)
+			o->record_path = arg;
+		else
+			o->output = arg;
+		break;
+	case 's':
+		if (top_sort_key(arg) < 0) {
+			amp_err("unknown sort key '%s' (%s)", arg, TOP_SORT_KEYS);
+			return EINVAL;
+		}
+		o->sort_key = arg;
+		break;
+	case OPT_METRICS: {
+		struct sockaddr_storage ss;
+		socklen_t len;
+
+		if (metrics_parse_addr(arg, &ss, &len)) {
+			amp_err("invalid --metrics address '%s' (numeric HOST:PORT, e.g. "
+				"127.0.0.1:9464 or [::1]:9464)", arg);
+			return EINVAL;
+		}
+		o->metrics_addr = arg;
+		break;
+	}
+	case OPT_METRICS_FILE: {
+		/* Renamed into place each time: its directory must be writable. */
+		char dir[PATH_MAX];
+		const char *slash = strrchr(arg, '/');
+
+		if (!slash)
+			snprintf(dir, sizeof(dir), ".");
+		else
+			snprintf(dir, sizeof(dir), "%.*s", slash == arg ? 1 : (int)(slash - arg), arg);
+		if (!*arg || (slash && !slash[1])) {
+			amp_err("--metrics-file '%s': no file name", arg);
+			return EINVAL;
+		}
+		if (access(dir, W_OK)) {
+			amp_err("cannot write metrics file %s: %s: %s", arg, dir, strerror(errno));
+			return EINVAL;
+		}
+		o->metrics_file = arg;
+		break;
+	}
 	case 'q': o->quiet = true; break;
 	case 'v': o->verbose = true; break;
 	case OPT_MAX_ENTRIES:
@@ -180,6 +287,8 @@ static int parse_opt(int key, char *arg, struct argp_state *state)
 		o->btf_path = arg;
 		break;
 	case ARGP_KEY_ARG:
+		if (o->mode == AMP_MODE_TOP)
+			return top_positional(o, state->arg_num, arg);
 		amp_err("unexpected argument '%s'", arg);
 		return EINVAL;
 	case ARGP_KEY_ERROR:
@@ -195,18 +304,69 @@ static int parse_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-/* 0: run; 1: handled (--help); <0: error, already reported. */
-int trace_parse_args(int argc, char **argv, struct trace_opts *o)
+/*
+ * --help, --usage: glibc's argp prints nothing under ARGP_NO_ERRS (its help
+ * checks that flag), so print them here.  True if one was asked for.
+ */
+bool amp_help(const struct argp *argp, int argc, char **argv, const char *name)
 {
-	static const struct argp argp = {
+	char prog[64];
+
+	snprintf(prog, sizeof(prog), "%s", name);
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-?")) {
+			argp_help(argp, stdout, ARGP_HELP_STD_HELP, prog);
+			return true;
+		}
+		if (!strcmp(argv[i], "--usage")) {
+			argp_help(argp, stdout, ARGP_HELP_USAGE, prog);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Options that make no sense for the command: one line, not silence. */
+static int check_mode(const struct trace_opts *o)
+{
+	static const char *const names[] = { "trace", "record", "top" };
+	const char *cmd = names[o->mode];
+
+	if (o->sort_key && o->mode != AMP_MODE_TOP) {
+		amp_err("%s: -s sorts `amptrace top` rows; not an option here", cmd);
+		return -1;
+	}
+	if (o->mode == AMP_MODE_RECORD && !o->record_path) {
+		amp_err("record: -o FILE is required (the record file)");
+		return -1;
+	}
+	if (o->mode == AMP_MODE_TOP && (o->json || o->quiet || o->output)) {
+		amp_err("top: draws on stdout; -j, -q and -o are for trace and record");
+		return -1;
+	}
+	return 0;
+}
+
+/* 0: run; 1: handled (--help); <0: error, already reported. */
+int trace_parse_args(int argc, char **argv, enum amp_mode mode, struct trace_opts *o)
+{
+	static const char *const docs[] = {
+		[AMP_MODE_TRACE] = trace_doc, [AMP_MODE_RECORD] = record_doc, [AMP_MODE_TOP] = top_doc,
+	};
+	const struct argp argp = {
 		.options = trace_options,
 		.parser = parse_opt,
-		.args_doc = "",
-		.doc = trace_doc,
+		.args_doc = mode == AMP_MODE_TOP ? "[INTERVAL [COUNT]]" :
+			    mode == AMP_MODE_RECORD ? "-o FILE" : "",
+		.doc = docs[mode],
 	};
 	int err;
 
 	memset(o, 0, sizeof(*o));
+	o->mode = mode;
+	o->argc = argc;
+	o->argv = argv;
+	o->interval = 1.0;
 	o->preset = "auto";
 	o->settle_timeout = 120;
 	o->max_entries = 16384;
@@ -215,17 +375,17 @@ int trace_parse_args(int argc, char **argv, struct trace_opts *o)
 	o->max_files = 4096;
 	o->ringbuf_kb = 4096;
 
+	if (amp_help(&argp, argc, argv, mode == AMP_MODE_TOP ? "amptrace top" :
+		     mode == AMP_MODE_RECORD ? "amptrace record" : "amptrace trace"))
+		return 1;
 	err = argp_parse(&argp, argc, argv, ARGP_NO_EXIT | ARGP_NO_ERRS, NULL, o);
 	if (err)
 		return -1;
-	/* argp printed --help/--usage and, under ARGP_NO_EXIT, came back. */
-	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-?") ||
-		    !strcmp(argv[i], "--usage"))
-			return 1;
 	if ((o->comm != NULL) + (o->nr_pids > 0) + (o->cgroup != NULL) > 1) {
 		amp_err("choose one kind of target: -p, -c or --cgroup");
 		return -1;
 	}
-	return 0;
+	if (o->mode == AMP_MODE_RECORD)
+		o->quiet = true;	/* the entries go to the record */
+	return check_mode(o);
 }

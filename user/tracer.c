@@ -18,7 +18,12 @@
 #include <time.h>
 #include <unistd.h>
 #include "loader.h"
+#include "record.h"
 #include "amptrace.skel.h"
+
+#define SWEEP_PERIOD		0.5	/* s: stale entries, ledger windows */
+#define METRICS_PERIOD		1.0	/* s: device counters to metrics, textfile rewritten */
+#define CHECKPOINT_PERIOD	2.0	/* s: a summary into the record, for a killed recorder */
 
 static volatile sig_atomic_t stop_requested;
 
@@ -43,8 +48,12 @@ struct tracer {
 	const struct trace_opts *opts;
 	struct amptrace *skel;
 	struct ring_buffer *rb;
-	struct report *report;
 	struct ledger *ledger;
+	/* Consumers of finished entries: whichever the command and options ask for. */
+	struct report *report;	/* trace, record (summary) */
+	struct recorder *rec;	/* record */
+	struct top *top;	/* top */
+	struct metrics *metrics;	/* --metrics, --metrics-file */
 	FILE *out;
 	void *timed_out;	/* tsearch set of ids reported by the sweep */
 	__u64 entries_timed_out, late_records;
@@ -56,6 +65,7 @@ struct tracer {
 		struct amp_dev_stats st;
 	} *base;
 	int nr_base;
+	double start, next_sweep, next_screen, next_metrics, next_checkpoint;
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -70,7 +80,14 @@ static void deliver_entry(void *ctx, const struct amp_entry *e, const struct ent
 {
 	struct tracer *t = ctx;
 
-	report_entry(t->report, e, c);
+	if (t->report)
+		report_entry(t->report, e, c);
+	if (t->rec)
+		recorder_entry(t->rec, e, c);
+	if (t->top)
+		top_entry(t->top, e, c);
+	if (t->metrics)
+		metrics_entry(t->metrics, e, c);
 }
 
 static int on_record(void *ctx, void *data, size_t len)
@@ -82,8 +99,17 @@ static int on_record(void *ctx, void *data, size_t len)
 		ledger_txn(t->ledger, data);
 		return 0;
 	}
-	if (len < sizeof(*e) || e->type != AMP_REC_ENTRY)
+	if (len < offsetof(struct amp_entry, runs) || len > sizeof(*e) ||
+	    e->type != AMP_REC_ENTRY)
 		return 0;
+	/* The kernel sends only the scatter slots in use: widen to a whole entry. */
+	if (len < sizeof(*e)) {
+		static struct amp_entry full;
+
+		memset(&full, 0, sizeof(full));
+		memcpy(&full, data, len);
+		e = &full;
+	}
 	/* Already reported by the settle-timeout sweep: count, don't repeat. */
 	if (t->timed_out && tfind(&e->id, &t->timed_out, cmp_u64)) {
 		t->late_records++;
@@ -91,20 +117,6 @@ static int on_record(void *ctx, void *data, size_t len)
 	}
 	ledger_entry(t->ledger, e);
 	return 0;
-}
-
-static bool tracepoint_in_btf(const char *tp)
-{
-	struct btf *btf = btf__load_vmlinux_btf();
-	char name[128];
-	bool found;
-
-	if (!btf)
-		return false;
-	snprintf(name, sizeof(name), "btf_trace_%s", tp);
-	found = btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) > 0;
-	btf__free(btf);
-	return found;
 }
 
 /* A kernel text symbol's address, 0 if absent or hidden (kptr_restrict). */
@@ -161,8 +173,17 @@ static int configure(struct tracer *t)
 	if (o->verbose && !skel->rodata->xfs_log_end_io)
 		fprintf(stderr, "amptrace: xlog_bio_end_io not in kallsyms: xfs log counted as metadata\n");
 
+	/* ext4's journal is jbd2, often a module: without it, no fs-journal stage. */
+	if (!kernel_has_tracepoint("jbd2_handle_start")) {
+		bpf_program__set_autoload(skel->progs.on_jbd2_handle_start, false);
+		bpf_program__set_autoload(skel->progs.on_jbd2_start_commit, false);
+		bpf_program__set_autoload(skel->progs.on_jbd2_end_commit, false);
+		if (o->verbose)
+			fprintf(stderr, "amptrace: no jbd2 tracepoints (module not loaded?): "
+				"ext4 journal charged by window only\n");
+	}
 	/* Write faults are an x86 tracepoint: load it only where it exists. */
-	if (!tracepoint_in_btf("page_fault_user")) {
+	if (!kernel_has_tracepoint("page_fault_user")) {
 		bpf_program__set_autoload(skel->progs.on_page_fault_user, false);
 		if (o->verbose)
 			fprintf(stderr, "amptrace: no page_fault_user tracepoint: write faults not counted\n");
@@ -227,7 +248,10 @@ static int fill_maps(struct tracer *t, const struct preset_syscall *sys, int nr_
 		}
 	}
 	/* Our own output is never charged to the traced entries. */
-	return exclude_file(t, fileno(t->out));
+	err = exclude_file(t, fileno(t->out));
+	if (!err && t->rec)
+		err = exclude_file(t, recorder_fd(t->rec));
+	return err;
 }
 
 static int snapshot_devs(struct tracer *t, __u32 kdev, struct amp_dev_stats *st)
@@ -321,7 +345,8 @@ static void sweep_stale(struct tracer *t, bool all)
 		}
 		ids[n++] = key;
 	}
-	qsort(ids, n, sizeof(*ids), cmp_u64);	/* report in id order */
+	if (n)	/* qsort wants a non-NULL base even for 0 elements */
+		qsort(ids, n, sizeof(*ids), cmp_u64);	/* report in id order */
 	for (size_t i = 0; i < n; i++) {
 		if (bpf_map_lookup_and_delete_elem(fd, &ids[i], &e))
 			continue;
@@ -424,13 +449,185 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* What the maps and the ledger know besides the devices: ledger shares per
+ * disk, per-file totals (optional: a walk of the files map), losses. */
+static void complete_summary(struct tracer *t, struct summary *s, bool files)
+{
+	for (int i = 0; i < s->nr_devs; i++)
+		if (ledger_disk(t->ledger, s->devs[i].kdev))
+			s->devs[i].ledger = *ledger_disk(t->ledger, s->devs[i].kdev);
+	if (files)
+		files_summary(t, s);
+	sum_losses(t, &s->losses);
+	s->entries_timed_out = t->entries_timed_out;
+	s->late_records = t->late_records;
+}
+
+/* Reporting and recording need the run's options; metrics listen early,
+ * so a busy port fails before the BPF programs are loaded. */
+static int open_consumers(struct tracer *t)
+{
+	const struct trace_opts *o = t->opts;
+
+	if (o->mode != AMP_MODE_TOP) {
+		if (o->output) {
+			t->out = fopen(o->output, "w");
+			if (!t->out) {
+				amp_err("cannot write %s: %s", o->output, strerror(errno));
+				return -1;
+			}
+		}
+		setvbuf(t->out, NULL, _IOLBF, 0);
+		t->report = report_new(t->out, o->json, o->quiet);
+		if (!t->report)
+			return -1;
+	}
+	if (o->mode == AMP_MODE_RECORD) {
+		/* The report's clock, so that both print the same times. */
+		t->rec = recorder_new(o->record_path, o, report_clock(t->report));
+		if (!t->rec)
+			return -1;
+	}
+	if (o->metrics_addr || o->metrics_file) {
+		t->metrics = metrics_new(o->metrics_addr, o->metrics_file);
+		if (!t->metrics)
+			return -1;
+	}
+	return 0;
+}
+
+/* ok: the run succeeded, so the recorder may say what it wrote. */
+static int close_consumers(struct tracer *t, bool ok)
+{
+	int err = 0;
+
+	top_free(t->top);	/* first: gives the terminal back */
+	metrics_free(t->metrics);
+	if (recorder_close(t->rec, ok))
+		err = -1;
+	report_free(t->report);
+	if (t->out && t->out != stdout)
+		fclose(t->out);
+	return err;
+}
+
+/*
+ * Work that is not per record: every SWEEP_PERIOD, report stale entries
+ * and close quiet ledger windows; then feed the consumers that are due one
+ * shared snapshot of the devices.  True when top has shown its count.
+ */
+static bool periodic(struct tracer *t)
+{
+	double now = now_s();
+	bool top_due, metrics_due, checkpoint_due, done = false;
+	struct summary s = {};
+
+	if (now >= t->next_sweep) {
+		sweep_stale(t, false);
+		ledger_tick(t->ledger, false);
+		t->next_sweep = now + SWEEP_PERIOD;
+	}
+	top_due = t->top && now >= t->next_screen;
+	metrics_due = t->metrics && now >= t->next_metrics;
+	checkpoint_due = t->rec && now >= t->next_checkpoint;
+	if (!top_due && !metrics_due && !checkpoint_due)
+		return false;
+
+	s.duration_s = now - t->start;
+	devs_summary(t, &s);
+	complete_summary(t, &s, false);
+	if (top_due) {
+		done = top_tick(t->top, &s);
+		/* On the interval's grid, unless we fell a whole interval behind. */
+		t->next_screen += t->opts->interval;
+		if (t->next_screen <= now)
+			t->next_screen = now + t->opts->interval;
+	}
+	if (metrics_due) {
+		metrics_update(t->metrics, &s);
+		t->next_metrics = now + METRICS_PERIOD;
+	}
+	if (checkpoint_due) {
+		recorder_summary(t->rec, &s, false);
+		t->next_checkpoint = now + CHECKPOINT_PERIOD;
+	}
+	free(s.devs);
+	return done;
+}
+
+static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, int nr_sys)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = t->opts->btf_path);
+	int err;
+
+	t->skel = amptrace__open_opts(&open_opts);
+	if (!t->skel) {
+		amp_err("cannot open the BPF object: %s", strerror(errno));
+		return -1;
+	}
+	if (configure(t))
+		return -1;
+	err = amptrace__load(t->skel);
+	if (err) {
+		amp_err("cannot load BPF programs (%s); rerun with -v for the verifier log",
+			strerror(-err));
+		return -1;
+	}
+	err = fill_maps(t, sys, nr_sys);
+	if (err) {
+		if (err != -1)
+			amp_err("cannot fill BPF maps: %s", strerror(-err));
+		return -1;
+	}
+	err = amptrace__attach(t->skel);
+	if (err) {
+		amp_err("cannot attach to tracepoints (%s); rerun with -v", strerror(-err));
+		return -1;
+	}
+	t->ledger = ledger_new(deliver_entry, t, bpf_map__fd(t->skel->maps.devs));
+	if (!t->ledger)
+		return -1;
+	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_record, t, NULL);
+	if (!t->rb) {
+		amp_err("cannot create the ring buffer reader: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Until a signal, -d, top's count or its q key. */
+static int poll_loop(struct tracer *t)
+{
+	const struct trace_opts *o = t->opts;
+	int err;
+
+	t->start = now_s();
+	t->next_sweep = t->start + SWEEP_PERIOD;
+	t->next_screen = t->start + o->interval;
+	t->next_metrics = t->start;	/* the endpoint has devices from the start */
+	t->next_checkpoint = t->start + CHECKPOINT_PERIOD;
+	while (!stop_requested) {
+		err = ring_buffer__poll(t->rb, 100);
+		if (err < 0 && err != -EINTR) {
+			amp_err("ring buffer poll failed: %s", strerror(-err));
+			return -1;
+		}
+		/* Records the kernel sent without a wake-up (it batches them):
+		 * poll only reads a ring it was woken for. */
+		ring_buffer__consume(t->rb);
+		if (o->duration && now_s() - t->start >= o->duration)
+			break;
+		if (periodic(t) || (t->top && top_keys(t->top)))
+			break;
+	}
+	return 0;
+}
+
 int trace_run(const struct trace_opts *o)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = o->btf_path);
 	const struct preset_syscall *sys;
 	struct tracer t = { .opts = o, .out = stdout };
 	struct summary s = {};
-	double start, last_sweep;
 	int nr_sys, err = -1;
 
 	verbose = o->verbose;
@@ -439,51 +636,10 @@ int trace_run(const struct trace_opts *o)
 		return -1;
 	if (preset_resolve(o->preset, o, &sys, &nr_sys))
 		return -1;
-	if (o->output) {
-		t.out = fopen(o->output, "w");
-		if (!t.out) {
-			amp_err("cannot write %s: %s", o->output, strerror(errno));
-			return -1;
-		}
-	}
-	setvbuf(t.out, NULL, _IOLBF, 0);
-	t.report = report_new(t.out, o->json, o->quiet);
-	if (!t.report)
+	if (open_consumers(&t))
 		goto cleanup;
-
-	t.skel = amptrace__open_opts(&open_opts);
-	if (!t.skel) {
-		amp_err("cannot open the BPF object: %s", strerror(errno));
+	if (load_and_attach(&t, sys, nr_sys))
 		goto cleanup;
-	}
-	if (configure(&t))
-		goto cleanup;
-	err = amptrace__load(t.skel);
-	if (err) {
-		amp_err("cannot load BPF programs (%s); rerun with -v for the verifier log",
-			strerror(-err));
-		goto cleanup;
-	}
-	err = fill_maps(&t, sys, nr_sys);
-	if (err) {
-		if (err != -1)
-			amp_err("cannot fill BPF maps: %s", strerror(-err));
-		goto cleanup;
-	}
-	err = amptrace__attach(t.skel);
-	if (err) {
-		amp_err("cannot attach to tracepoints (%s); rerun with -v", strerror(-err));
-		goto cleanup;
-	}
-	t.ledger = ledger_new(deliver_entry, &t, bpf_map__fd(t.skel->maps.devs));
-	if (!t.ledger)
-		goto cleanup;
-	t.rb = ring_buffer__new(bpf_map__fd(t.skel->maps.events), on_record, &t, NULL);
-	if (!t.rb) {
-		err = -errno;
-		amp_err("cannot create the ring buffer reader: %s", strerror(errno));
-		goto cleanup;
-	}
 	take_baseline(&t);
 	paths_use_files_map(bpf_map__fd(t.skel->maps.files));
 
@@ -492,50 +648,35 @@ int trace_run(const struct trace_opts *o)
 	signal(SIGHUP, on_signal);	/* a closed terminal stops us cleanly too */
 	fprintf(stderr, "amptrace: tracing (%s preset, %d syscalls); Ctrl-C to stop\n",
 		o->preset, nr_sys);
-
-	start = last_sweep = now_s();
-	while (!stop_requested) {
-		err = ring_buffer__poll(t.rb, 100);
-		if (err < 0 && err != -EINTR) {
-			amp_err("ring buffer poll failed: %s", strerror(-err));
-			break;
-		}
-		if (o->duration && now_s() - start >= o->duration)
-			break;
-		if (now_s() - last_sweep >= 0.5) {
-			sweep_stale(&t, false);
-			ledger_tick(t.ledger, false);
-			last_sweep = now_s();
-		}
-	}
-	err = 0;
+	if (o->mode == AMP_MODE_TOP && !(t.top = top_new(o)))
+		goto cleanup;
+	err = poll_loop(&t);
 
 	/* Detach and read both counters at once, then settle what is left. */
-	s.duration_s = now_s() - start;
+	s.duration_s = now_s() - t.start;
 	amptrace__detach(t.skel);
 	devs_summary(&t, &s);
 	ring_buffer__consume(t.rb);
 	sweep_stale(&t, true);
 	ledger_flush(t.ledger, bpf_map__fd(t.skel->maps.txns));
-	for (int i = 0; i < s.nr_devs; i++)
-		if (ledger_disk(t.ledger, s.devs[i].kdev))
-			s.devs[i].ledger = *ledger_disk(t.ledger, s.devs[i].kdev);
-	files_summary(&t, &s);
-	sum_losses(&t, &s.losses);
-	s.entries_timed_out = t.entries_timed_out;
-	s.late_records = t.late_records;
-	report_summary(t.report, &s);
+	complete_summary(&t, &s, true);
+	/* The report first: it resolves the files' paths the record then keeps. */
+	if (t.report)
+		report_summary(t.report, &s);
+	if (t.rec)
+		recorder_summary(t.rec, &s, true);
+	if (t.metrics && metrics_update(t.metrics, &s))
+		err = -1;
 
 cleanup:
 	ring_buffer__free(t.rb);
 	amptrace__destroy(t.skel);
 	ledger_free(t.ledger);
-	report_free(t.report);
+	if (close_consumers(&t, !err))
+		err = -1;
 	tdestroy(t.timed_out, free);
 	free(t.base);
 	free(s.devs);
 	free(s.files);
-	if (t.out && t.out != stdout)
-		fclose(t.out);
 	return err;
 }
