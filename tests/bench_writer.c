@@ -3,9 +3,13 @@
  * Workloads for `make bench` (scripts/bench.sh).  Each mode does one
  * measured thing and prints one line of key=value pairs on stdout.
  *
- *   bench_writer write PATH [-s MIB] [-b BYTES]   dirty MIB through write()
- *   bench_writer mmap  PATH [-s MIB]              dirty MIB through stores
- *                                                 into a shared mapping
+ *   bench_writer write PATH [-s MIB] [-b BYTES] [-k]
+ *                                                 dirty MIB through write()
+ *   bench_writer mmap  PATH [-s MIB] [-m PAGES] [-k]
+ *                                                 dirty MIB through stores
+ *                                                 into a shared mapping, a
+ *                                                 1-byte write() to PATH.mark
+ *                                                 every PAGES pages
  *   bench_writer rate  PATH -r PER_S -d SECONDS [-l BYTES]
  *                                                 append BYTES-long lines,
  *                                                 one write() each, at PER_S
@@ -16,6 +20,10 @@
  *
  * write/mmap: the file is created fresh (truncated), dirtied, then fsync'ed;
  * dirty_s is the dirtying phase alone, fsync_s the write-out after it.
+ * -k keeps the file and rewrites it in place: its pages are then clean in
+ * the page cache and each run re-dirties the same folios without allocating
+ * memory or blocks, which takes the guest's memory allocation (and, in a VM
+ * with free page reporting, the host's) out of the measurement.
  * journal: the time runs from the first send until the journal files'
  * headers (n_entries) count N more entries than before, so it measures
  * journald's ingest, not the sender's buffering.
@@ -23,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,8 +55,8 @@ static void die(const char *what)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: bench_writer write PATH [-s MIB] [-b BYTES]\n"
-		"       bench_writer mmap PATH [-s MIB]\n"
+		"usage: bench_writer write PATH [-s MIB] [-b BYTES] [-k]\n"
+		"       bench_writer mmap PATH [-s MIB] [-m PAGES] [-k]\n"
 		"       bench_writer rate PATH -r PER_S -d SECONDS [-l BYTES]\n"
 		"       bench_writer journal native|syslog|stream -n N [-l BYTES] [-j DIR]\n");
 	exit(2);
@@ -82,7 +91,7 @@ static void print_dirty(const char *mode, size_t bytes, size_t block, double t0,
 	       u1 - u0, s1 - s0);
 }
 
-static int do_write(const char *path, size_t bytes, size_t block)
+static int do_write(const char *path, size_t bytes, size_t block, bool keep)
 {
 	double t0, t1, t2, u0, s0;
 	char *buf = malloc(block);
@@ -92,7 +101,7 @@ static int do_write(const char *path, size_t bytes, size_t block)
 	if (!buf)
 		die("malloc");
 	memset(buf, 'w', block);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	fd = open(path, O_WRONLY | O_CREAT | (keep ? 0 : O_TRUNC), 0644);
 	if (fd < 0)
 		die(path);
 	cpu_s(&u0, &s0);
@@ -115,14 +124,18 @@ static int do_write(const char *path, size_t bytes, size_t block)
 	return 0;
 }
 
-static int do_mmap(const char *path, size_t bytes)
+/* Stores into a shared mapping open no entry of their own: like journald
+ * after a receive, a 1-byte write() to PATH.mark before every `mark` pages
+ * opens the entry that the following page faults are charged to. */
+static int do_mmap(const char *path, size_t bytes, long mark, bool keep)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	double t0, t1, t2, u0, s0;
+	char markpath[4096];
 	char *map;
-	int fd;
+	int fd, mfd = -1;
 
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	fd = open(path, O_RDWR | O_CREAT | (keep ? 0 : O_TRUNC), 0644);
 	if (fd < 0)
 		die(path);
 	if (ftruncate(fd, bytes))
@@ -130,16 +143,27 @@ static int do_mmap(const char *path, size_t bytes)
 	map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED)
 		die("mmap");
+	if (mark > 0) {
+		snprintf(markpath, sizeof(markpath), "%s.mark", path);
+		mfd = open(markpath, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+		if (mfd < 0)
+			die(markpath);
+	}
 	cpu_s(&u0, &s0);
 	t0 = now_s();
-	for (size_t off = 0; off < bytes; off += page)
+	for (size_t off = 0, pg = 0; off < bytes; off += page, pg++) {
+		if (mfd >= 0 && pg % mark == 0 && write(mfd, "m", 1) != 1)
+			die("write mark");
 		memset(map + off, 'm', page);	/* one write fault per page, then the rest */
+	}
 	t1 = now_s();
 	if (msync(map, bytes, MS_SYNC) || fsync(fd))
 		die("msync");
 	t2 = now_s();
 	munmap(map, bytes);
 	close(fd);
+	if (mfd >= 0)
+		close(mfd);
 	print_dirty("mmap", bytes, page, t0, t1, t2, u0, s0);
 	return 0;
 }
@@ -309,7 +333,8 @@ static int do_journal(const char *kind, long n, size_t len, const char *dir)
 int main(int argc, char **argv)
 {
 	const char *mode, *target, *jdir = "/var/log/journal";
-	long size_mib = 1024, rate = 0, n = 100000;
+	long size_mib = 1024, rate = 0, n = 100000, mark = 256;
+	bool keep = false;
 	size_t block = 65536, len = 100;
 	double secs = 0;
 	int opt;
@@ -317,9 +342,10 @@ int main(int argc, char **argv)
 	if (argc < 3)
 		usage();
 	mode = argv[1];
-	target = argv[2];
-	optind = 3;
-	while ((opt = getopt(argc, argv, "s:b:r:d:l:n:j:")) != -1) {
+	/* Options may come before or after the target (getopt permutes). */
+	argc--;
+	argv++;
+	while ((opt = getopt(argc, argv, "s:b:r:d:l:n:j:m:k")) != -1) {
 		switch (opt) {
 		case 's': size_mib = atol(optarg); break;
 		case 'b': block = strtoul(optarg, NULL, 0); break;
@@ -328,14 +354,19 @@ int main(int argc, char **argv)
 		case 'l': len = strtoul(optarg, NULL, 0); break;
 		case 'n': n = atol(optarg); break;
 		case 'j': jdir = optarg; break;
+		case 'm': mark = atol(optarg); break;
+		case 'k': keep = true; break;
 		default: usage();
 		}
 	}
+	if (optind != argc - 1)
+		usage();
+	target = argv[optind];
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!strcmp(mode, "write") && size_mib > 0 && block > 0)
-		return do_write(target, size_mib * MIB, block);
+		return do_write(target, size_mib * MIB, block, keep);
 	if (!strcmp(mode, "mmap") && size_mib > 0)
-		return do_mmap(target, size_mib * MIB);
+		return do_mmap(target, size_mib * MIB, mark, keep);
 	if (!strcmp(mode, "rate") && rate > 0 && secs > 0)
 		return do_rate(target, rate, secs, len);
 	if (!strcmp(mode, "journal") && n > 0)

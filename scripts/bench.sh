@@ -1,0 +1,496 @@
+#!/usr/bin/env bash
+# `make bench`: what tracing costs, measured in one run and printed against
+# the targets of issue #7.  Root; makes and removes its own loop devices.
+#
+#   scripts/bench.sh [--quick] [--reps N] [--out DIR] [--only LIST]
+#                    [--no-bpftrace] [--profile]
+#
+#   --quick         smaller workloads, 3 repetitions, bpftrace only in the
+#                   per-program runs (~3-5 min, depending on the machine)
+#   --reps N        measured runs per workload and mode (default 5; --quick 3)
+#   --out DIR       results (default /tmp/amptrace-bench): report.txt, the
+#                   raw samples it is computed from, bench.log
+#   --only LIST     comma-separated phases: synth, loader, journald
+#   --no-bpftrace   skip the bpftrace side-by-side runs
+#   --profile       also `perf record -a -g` amptrace's per-program runs:
+#                   DIR/profile-*.txt (top symbols per process) and
+#                   DIR/perf-*.data (perturbs those runs a little)
+#   Sizes: J_N (entries per journald run), SYNTH_MIB, RATE_S (seconds per
+#   loader rate), WRITE_BLOCK, MMAP_MARK, LINE may be set in the environment.
+#
+# Phases:
+#   synth     bench_writer rewrites SYNTH_MIB in place through write()
+#             (64 KiB calls) and through a shared mapping on a loop ext4:
+#             MiB/s untraced, under `amptrace trace --preset write
+#             -c bench_writer`, and under the equivalent bpftrace program
+#             (scripts/bench/bpftrace-equivalent.sh);
+#   loader    a writer appending 100-byte lines, one write() each, at 10k/s
+#             and 100k/s: the amptrace process's CPU (utime+stime from
+#             /proc/PID/stat) and peak RSS (VmHWM), and the summary's losses;
+#   journald  a standalone journald on a loop ext4 ingests J_N entries
+#             through the native socket, the syslog socket and a stdout
+#             stream: lines/s untraced, under `amptrace trace --preset
+#             journald -c systemd-journal`, under bpftrace, and under empty
+#             programs on the same tracepoints ("floor").
+# Throughput runs alternate the modes (the order rotates each repetition)
+# and report medians; a ratio is the median over repetitions of traced /
+# untraced within the same repetition.  Per-program costs come from extra
+# runs with kernel.bpf_stats_enabled=1 (restored at exit); the throughput
+# runs are made with it off, because it adds two clock reads per program run.
+# scripts/bench/report.py turns DIR's raw files into the report again.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/tests/lib.sh"
+HERE=$ROOT/scripts/bench
+BW=${BENCH_WRITER:-$ROOT/build/tests/bench_writer}
+
+quick=0 reps='' out=/tmp/amptrace-bench only=synth,loader,journald use_bt=1 profile=0
+while (($#)); do
+    case $1 in
+        --quick) quick=1 ;;
+        --reps) reps=${2:?--reps needs a number}; shift ;;
+        --out) out=${2:?--out needs a directory}; shift ;;
+        --only) only=${2:?--only needs a list}; shift ;;
+        --no-bpftrace) use_bt=0 ;;
+        --profile) profile=1 ;;
+        -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+        *) echo "bench: unknown option $1 (see --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+[[ -n $reps ]] || reps=$( ((quick)) && echo 3 || echo 5)
+[[ $reps =~ ^[0-9]+$ ]] && ((reps >= 3)) || { echo "bench: --reps must be >= 3" >&2; exit 2; }
+[[ $EUID -eq 0 ]] || { echo "bench: run as root (BPF, loop devices, journald)" >&2; exit 1; }
+for x in "$AMPTRACE" "$BW"; do
+    [[ -x $x ]] || { echo "bench: $x missing; run make" >&2; exit 1; }
+done
+command -v bpftool >/dev/null || { echo "bench: bpftool missing; run scripts/deps.sh" >&2; exit 1; }
+if ((use_bt)) && ! command -v bpftrace >/dev/null; then
+    echo "bench: bpftrace missing (scripts/deps.sh --bench installs it); skipping the comparison" >&2
+    use_bt=0
+fi
+phase_on() { [[ ,$only, == *,$1,* ]]; }
+if ((profile)) && ! command -v perf >/dev/null; then
+    echo "bench: perf missing (scripts/deps.sh --bench installs linux-perf); no profiles" >&2
+    profile=0
+fi
+
+if ((quick)); then
+    J_N=${J_N:-10000} SYNTH_MIB=${SYNTH_MIB:-256} RATE_S=${RATE_S:-3}
+else
+    J_N=${J_N:-100000} SYNTH_MIB=${SYNTH_MIB:-1024} RATE_S=${RATE_S:-20}
+fi
+WRITE_BLOCK=${WRITE_BLOCK:-65536} MMAP_MARK=${MMAP_MARK:-256} LINE=${LINE:-100}
+RATES=(10000 100000)
+# MODES alternate in the throughput runs; TRACERS get the per-program and
+# loader runs.  bpftrace needs ~5 s to compile and attach, so --quick keeps
+# it out of the alternation and compares it on per-program BPF time only.
+# journald's runs (full mode) also alternate with "floor": empty bpftrace
+# programs on the same tracepoints, i.e. what attaching anything there costs
+# (the raw syscall tracepoints put every syscall on the slow path).
+MODES=(untraced amptrace) TRACERS=(amptrace)
+if ((use_bt)); then
+    TRACERS+=(bpftrace)
+    ((quick)) || MODES+=(bpftrace)
+fi
+JMODES=("${MODES[@]}")
+((use_bt && !quick)) && JMODES+=(floor)
+
+# Private copies: every run measures the same binaries, even if a rebuild
+# replaces ./amptrace while the benchmark runs.
+cp "$AMPTRACE" "$AMP_TMP/amptrace"; AMPTRACE=$AMP_TMP/amptrace
+cp "$BW" "$AMP_TMP/bench_writer"; BW=$AMP_TMP/bench_writer
+
+mkdir -p "$out"
+rm -f "$out"/{samples,losses,loader,stats}.tsv "$out"/report.txt "$out"/meta.env \
+    "$out"/perf-*.data "$out"/profile-*.txt
+: >"$out/samples.tsv"; : >"$out/losses.tsv"; : >"$out/loader.tsv"; : >"$out/stats.tsv"
+LOG=$out/bench.log
+: >"$LOG"
+say() { printf '[bench %s] %s\n' "$(date +%T)" "$*" | tee -a "$LOG" >&2; }
+
+# ---------------------------------------------------------------- context ---
+dirty=clean
+git -C "$ROOT" --no-optional-locks diff --quiet HEAD -- bpf user 2>/dev/null || dirty="local changes in bpf/ or user/"
+cat >"$out/meta.env" <<EOF
+date='$(date -u +%Y-%m-%dT%H:%M:%SZ)'
+kernel='$(uname -r)'
+cpus='$(nproc)'
+mem='$(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)'
+commit='$(git -C "$ROOT" --no-optional-locks rev-parse --short HEAD 2>/dev/null || echo unknown) ($dirty)'
+binary='$(sha256sum "$AMPTRACE" | cut -c1-12)'
+journald='$(dpkg-query -W -f='${Version}' systemd 2>/dev/null || echo unknown)'
+bpftrace='$( ((use_bt)) && bpftrace --version 2>/dev/null | awk '{print $2}' || echo none)'
+mode='$( ((quick)) && echo quick || echo full)'
+reps=$reps
+j_n=$J_N
+synth_mib=$SYNTH_MIB
+write_block=$WRITE_BLOCK
+mmap_mark=$MMAP_MARK
+rate_s=$RATE_S
+line=$LINE
+load_start='$(cut -d' ' -f1-3 /proc/loadavg)'
+EOF
+
+# bpf_stats: off for throughput runs, on for the per-program runs.
+stats_old=$(sysctl -n kernel.bpf_stats_enabled)
+at_exit sysctl -q kernel.bpf_stats_enabled="$stats_old"
+stats_on()  { sysctl -q kernel.bpf_stats_enabled=1; }
+stats_off() { sysctl -q kernel.bpf_stats_enabled=0; }
+stats_off
+
+# ---------------------------------------------------------------- tracers ---
+TPID='' TOUT='' NRUN=0
+# tracer_start MODE PRESET COMM DISK TAG: amptrace or bpftrace, attached on return.
+# Every run gets its own output files: reading "attached" from a previous
+# run's file would send SIGINT before the tracer installs its handler, and
+# a background job of a script ignores SIGINT until then.
+tracer_start() {
+    local mode=$1 preset=$2 comm=$3 disk=$4 tag=$5 t0=$SECONDS
+    TPID='' TOUT=$AMP_TMP/run$((++NRUN)).$tag.$mode.out
+    case $mode in
+        untraced) return 0 ;;
+        amptrace)
+            "$AMPTRACE" trace --preset "$preset" -c "$comm" --dev "$disk" -j -q -o "$TOUT" \
+                2>"$TOUT.err" </dev/null &
+            TPID=$!
+            at_exit _kill_wait "$TPID" amptrace
+            wait_for "grep -qs 'tracing (' '$TOUT.err' || ! _alive $TPID" 60 || true
+            ;;
+        bpftrace|floor)
+            local prog=$AMP_TMP/equiv-$preset-$comm.bt
+            [[ -s $prog ]] || "$HERE/bpftrace-equivalent.sh" "$preset" "$comm" >"$prog"
+            if [[ $mode == floor ]]; then
+                # Empty programs on the busiest tracepoints: what a program
+                # costs here before it does anything (bpf_stats' clock reads,
+                # the prologue), to read the per-event figures against.
+                prog=$AMP_TMP/floor.bt
+                printf '%s { }\n' tracepoint:raw_syscalls:sys_enter tracepoint:raw_syscalls:sys_exit \
+                    tracepoint:writeback:writeback_dirty_folio tracepoint:exceptions:page_fault_user \
+                    tracepoint:block:block_rq_complete >"$prog"
+            fi
+            BPFTRACE_MAP_KEYS_MAX=262144 bpftrace -B none -o "$TOUT" "$prog" \
+                >/dev/null 2>"$TOUT.err" </dev/null &
+            TPID=$!
+            at_exit _kill_wait "$TPID" bpftrace
+            # Attached once it prints "Attaching" and then sits in its poll loop.
+            wait_for "{ grep -qs Attaching '$TOUT' && [[ \$(cat /proc/$TPID/wchan 2>/dev/null) == do_epoll_wait ]]; } || ! _alive $TPID" 120 || true
+            ;;
+    esac
+    if ! _alive "$TPID"; then
+        cat "$TOUT.err" >&2
+        say "$mode did not start"
+        return 1
+    fi
+    echo "$mode $tag: attached in $((SECONDS - t0)) s" >>"$LOG"
+}
+
+# tracer_stop: SIGINT, as a user would; amptrace then writes its summary.
+# A tracer that takes over 3 minutes to stop is reported and killed.
+tracer_stop() {
+    [[ -n $TPID ]] || return 0
+    local t0=$SECONDS rc=0
+    kill -INT "$TPID"
+    if ! wait_for "! _alive $TPID" 180; then
+        say "tracer $TPID still running 180 s after SIGINT: killed (a finding, not noise)"
+        kill -KILL "$TPID" 2>/dev/null
+    fi
+    wait "$TPID" 2>/dev/null || rc=$?
+    ((rc == 0)) || say "tracer exited with status $rc (see $TOUT.err)"
+    echo "tracer $TPID: stopped in $((SECONDS - t0)) s" >>"$LOG"
+    TPID=''
+}
+
+# Losses of an amptrace run: "key value" for every non-zero counter.
+amp_losses() {
+    python3 - "$1" <<'PY'
+import json, sys
+try:
+    s = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+except Exception:
+    sys.exit(0)
+for k, v in sorted(s.get("losses", {}).items()):
+    if v:
+        print(k, v)
+print("entries", s.get("entries", 0))
+PY
+}
+
+# kv KEY LINE: the value of key=value in a bench_writer result line.
+kv() { sed -nE "s/.*(^| )$1=([^ ]+).*/\\2/p" <<<"$2"; }
+
+sample() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$out/samples.tsv"; }
+
+record_losses() {   # PHASE WORKLOAD MODE REP
+    [[ $3 == amptrace ]] || return 0
+    local k v
+    while read -r k v; do
+        [[ -n $k ]] && printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$k" "$v" >>"$out/losses.tsv"
+    done < <(amp_losses "$TOUT")
+}
+
+# order REP MODE...: the modes, rotated by REP, so no mode always runs first.
+order() {
+    local rep=$1 i n
+    shift
+    n=$#
+    local -a m=("$@")
+    for ((i = 0; i < n; i++)); do echo "${m[(i + rep) % n]}"; done
+}
+
+# ------------------------------------------------------------------ synth ---
+SMNT=$AMP_TMP/synth
+# -k: every run rewrites the same file in place (the warm-up creates it), so
+# runs re-dirty clean cached folios and allocate no memory: on this VM, with
+# free page reporting, fresh allocations made the figures swing by 5x.
+synth_args() {
+    case $1 in
+        write) echo "write $SMNT/bench-write.dat -k -s $SYNTH_MIB -b $WRITE_BLOCK" ;;
+        mmap)  echo "mmap $SMNT/bench-mmap.dat -k -s $SYNTH_MIB -m $MMAP_MARK" ;;
+    esac
+}
+
+# sync -f: this filesystem only; a global sync would wait for other users' data.
+synth_prepare() {
+    rm -f "$SMNT"/rate.log
+    sync -f "$SMNT"
+}
+
+# --profile: a system-wide perf record around amptrace's per-program runs.
+PERFPID='' PERFTAG=''
+profile_start() {   # TAG
+    ((profile)) && [[ -n $TPID ]] || return 0
+    PERFTAG=$1
+    perf record -a -g -q -o "$out/perf-$PERFTAG.data" </dev/null >/dev/null 2>&1 &
+    PERFPID=$!
+    at_exit _kill_wait "$PERFPID" perf
+    sleep 1
+}
+profile_stop() {   # WORKLOAD_DESCRIPTION
+    [[ -n $PERFPID ]] || return 0
+    kill -INT "$PERFPID"
+    wait "$PERFPID" 2>/dev/null || true
+    {
+        echo "# $PERFTAG: tracer pid $TPID; workload: $1"
+        echo "# samples per process (pid:comm), then per process and symbol"
+        perf report -i "$out/perf-$PERFTAG.data" --no-children --sort pid -g none --stdio \
+            --percent-limit 1 2>/dev/null | grep -E '^ +[0-9]'
+        perf report -i "$out/perf-$PERFTAG.data" --no-children --sort pid,sym -g none --stdio \
+            --percent-limit 0.3 2>/dev/null | grep -E '^ +[0-9]'
+    } >"$out/profile-$PERFTAG.txt"
+    PERFPID=''
+}
+
+# run_measured PHASE WORKLOAD MODE REP KIND CMD...: one run of CMD under MODE
+# (the tracer is started and stopped around it); its result line goes to
+# RES.  KIND: run (a sample), warmup (discarded), stats (per-program costs).
+# Called in the main shell (never in $( )), so at_exit sees every tracer.
+RES=''
+run_measured() {
+    local phase=$1 wl=$2 mode=$3 rep=$4 kind=$5 preset comm disk
+    shift 5
+    case $phase in
+        journald) preset=journald comm=systemd-journal disk=$JLOOP ;;
+        *)        preset=write comm=bench_writer disk=$SLOOP ;;
+    esac
+    tracer_start "$mode" "$preset" "$comm" "$disk" "$phase-$wl" || return 1
+    # Other tracers on the machine (tests, other users) slow every mode.
+    FOREIGN=$(python3 "$HERE/progstats.py" foreign "$TPID" 2>/dev/null || echo 0)
+    if [[ $kind == stats && -n $TPID ]]; then
+        python3 "$HERE/progstats.py" snap "$TPID" "$AMP_TMP/snap0"
+        [[ $mode != amptrace ]] || profile_start "$phase-$wl"
+    fi
+    if ! RES=$("$@"); then
+        profile_stop "$*"
+        tracer_stop
+        say "$phase $wl $mode: workload failed: $*"
+        return 1
+    fi
+    profile_stop "$phase $wl (${*##*/})"
+    if [[ $kind == stats && -n $TPID ]]; then
+        python3 "$HERE/progstats.py" snap "$TPID" "$AMP_TMP/snap1"
+        python3 "$HERE/progstats.py" diff "$AMP_TMP/snap0" "$AMP_TMP/snap1" "$mode" "$phase-$wl" >>"$out/stats.tsv"
+    fi
+    tracer_stop
+    echo "$phase $wl $mode rep=$rep $kind: $RES" >>"$LOG"
+    if [[ $kind == run ]]; then
+        record_losses "$phase" "$wl" "$mode" "$rep"
+        sample "$phase" "$wl" "$mode" "$rep" foreign_progs "$FOREIGN"
+    fi
+}
+
+synth_run() {   # MODE WORKLOAD REP KIND
+    synth_prepare
+    # shellcheck disable=SC2046
+    run_measured synth "$2" "$1" "$3" "$4" "$BW" $(synth_args "$2") || return 1
+    if [[ $4 == run ]]; then
+        sample synth "$2" "$1" "$3" dirty_mib_s "$(kv dirty_mib_s "$RES")"
+        sample synth "$2" "$1" "$3" total_mib_s "$(kv total_mib_s "$RES")"
+        # The writer's own CPU (user+sys, exact): where its BPF programs run.
+        sample synth "$2" "$1" "$3" cpu_s "$(awk -v u="$(kv user_s "$RES")" -v s="$(kv sys_s "$RES")" 'BEGIN { print u + s }')"
+    fi
+}
+
+phase_synth() {
+    local wl rep mode
+    say "synth: ${SYNTH_MIB} MiB through write() ($WRITE_BLOCK-byte calls) and mmap, $reps reps x ${MODES[*]}"
+    for wl in write mmap; do
+        synth_run untraced "$wl" 0 warmup
+        say "  $wl warm-up: $(kv dirty_mib_s "$RES") MiB/s"
+        for ((rep = 1; rep <= reps; rep++)); do
+            for mode in $(order "$rep" "${MODES[@]}"); do
+                synth_run "$mode" "$wl" "$rep" run
+                say "  $wl rep $rep $mode: $(kv dirty_mib_s "$RES") MiB/s dirtying, $(kv total_mib_s "$RES") with fsync"
+            done
+        done
+    done
+    say "synth: per-program costs (bpf_stats on, one run per tracer and workload)"
+    stats_on
+    for wl in write mmap; do
+        for mode in "${TRACERS[@]}"; do
+            [[ $mode == bpftrace && $wl == mmap ]] && ((quick)) && continue
+            synth_run "$mode" "$wl" 0 stats
+        done
+    done
+    if ((use_bt)); then synth_run floor write 0 stats; fi
+    stats_off
+}
+
+# ----------------------------------------------------------------- loader ---
+# ticks PID: utime+stime of a process, in clock ticks.
+ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
+
+phase_loader() {
+    local mode rate res c0 c1 t0 t1 hwm secs cpu ach drops entries
+    local hz; hz=$(getconf CLK_TCK)
+    say "loader: ${LINE}-byte appends, one write() each, at ${RATES[*]} per s for ${RATE_S} s (bpf_stats on)"
+    stats_on
+    # untraced: can the writer keep the rate at all on this machine now?
+    local tracers=(untraced "${TRACERS[@]}")
+    ((quick)) && tracers=(untraced amptrace)
+    for mode in "${tracers[@]}"; do
+        for rate in "${RATES[@]}"; do
+            # bpftrace's loader costs nothing per entry: 10k/s shows its RSS.
+            [[ $mode == bpftrace && $rate != "${RATES[0]}" ]] && continue
+            synth_prepare
+            tracer_start "$mode" write bench_writer "$SLOOP" "rate$rate" || return 1
+            FOREIGN=$(python3 "$HERE/progstats.py" foreign "$TPID" 2>/dev/null || echo 0)
+            c0=0 c1=0 hwm=0
+            if [[ -n $TPID ]]; then
+                sleep 1
+                python3 "$HERE/progstats.py" snap "$TPID" "$AMP_TMP/snap0"
+                [[ $mode != amptrace ]] || profile_start "rate-$rate"
+                c0=$(ticks "$TPID")
+            fi
+            res=$("$BW" rate "$SMNT/rate.log" -r "$rate" -d "$RATE_S" -l "$LINE")
+            if [[ -n $TPID ]]; then
+                sleep 0.5   # let the loader catch up: its backlog is part of the cost
+                profile_stop "bench_writer rate $rate/s"
+                c1=$(ticks "$TPID")
+                python3 "$HERE/progstats.py" snap "$TPID" "$AMP_TMP/snap1"
+                python3 "$HERE/progstats.py" diff "$AMP_TMP/snap0" "$AMP_TMP/snap1" "$mode" "rate-$rate" >>"$out/stats.tsv"
+                hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$TPID/status")
+            fi
+            tracer_stop
+            echo "loader $mode $rate: $res" >>"$LOG"
+            secs=$(kv seconds "$res"); ach=$(kv achieved_per_s "$res")
+            # CPU-seconds the tracer used during the load (and its catch-up),
+            # per second of load.
+            cpu=$(awk -v c=$((c1 - c0)) -v hz="$hz" -v s="$secs" 'BEGIN { printf "%.2f", 100 * c / hz / s }')
+            drops=-; entries=-
+            if [[ $mode == untraced ]]; then
+                cpu=-
+            elif [[ $mode == amptrace ]]; then
+                drops=$(amp_losses "$TOUT" | awk '$1 != "entries" {printf "%s%s=%s", sep, $1, $2; sep=","}')
+                entries=$(amp_losses "$TOUT" | awk '$1 == "entries" {print $2}')
+                [[ -n $drops ]] || drops=none
+            fi
+            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$mode" "$rate" "$ach" "$secs" "$cpu" \
+                "$hwm" "$entries" "$(kv lines "$res")" "$drops" "$FOREIGN" >>"$out/loader.tsv"
+            say "  $mode at $rate/s (achieved $ach/s over $secs s): tracer CPU $cpu% of one core, peak RSS $((hwm / 1024)) MiB, entries $entries, losses $drops"
+        done
+    done
+    stats_off
+}
+
+# --------------------------------------------------------------- journald ---
+JDIR=/var/log/journal
+
+# A fresh active journal file for every run, nothing dirty underneath.
+journal_fresh() {
+    journalctl --rotate >/dev/null 2>&1 || true
+    rm -f "$JDIR"/*/system@*.journal "$JDIR"/*/system@*.journal~
+    sync -f "$JDIR"
+    _wait_quiet "$JDIR" 1 10
+}
+
+# sched_ns PID: CPU time the task has run, in ns (exact, unlike ticks).
+sched_ns() { cut -d' ' -f1 "/proc/$1/schedstat"; }
+
+journald_run() {   # MODE KIND REP RUNKIND
+    local c0 c1
+    journal_fresh
+    c0=$(sched_ns "$JOURNALD_PID")
+    run_measured journald "$2" "$1" "$3" "$4" "$BW" journal "$2" -n "$J_N" -l "$LINE" -j "$JDIR" || return 1
+    c1=$(sched_ns "$JOURNALD_PID")
+    if [[ $4 == run ]]; then
+        sample journald "$2" "$1" "$3" lines_per_s "$(kv lines_per_s "$RES")"
+        # journald's CPU per entry, in µs (includes the BPF programs run in
+        # its context, and the tracer's start and stop around the run).
+        sample journald "$2" "$1" "$3" cpu_us_per_line "$(awk -v c=$((c1 - c0)) -v n="$J_N" 'BEGIN { printf "%.3f", c / 1000 / n }')"
+    fi
+}
+
+phase_journald() {
+    local kind rep mode lockfd
+    # One standalone journald at a time on this host: queue behind tests.
+    exec {lockfd}>/run/lock/amptest-journald.lock
+    flock -n "$lockfd" || say "journald: waiting for another test's journald (lock)"
+    exec {lockfd}>&-
+    _journald_lock
+    if pgrep -x systemd-journal >/dev/null; then
+        say "journald: skipped, a systemd-journald is already running"
+        return 0
+    fi
+    make_loopfs ext4 16384 "$JDIR"   # sparse; journald's size caps stay far away
+    JLOOP=$LOOPNAME
+    start_journald
+    say "journald: $J_N entries per run through native, syslog and stream, $reps reps x ${JMODES[*]}"
+    for kind in native syslog stream; do
+        journald_run untraced "$kind" 0 warmup
+        say "  $kind warm-up: $(kv lines_per_s "$RES") lines/s"
+        for ((rep = 1; rep <= reps; rep++)); do
+            for mode in $(order "$rep" "${JMODES[@]}"); do
+                journald_run "$mode" "$kind" "$rep" run
+                say "  $kind rep $rep $mode: $(kv lines_per_s "$RES") lines/s"
+            done
+        done
+    done
+    local kinds=(native syslog stream)
+    ((quick && !profile)) && kinds=(native)
+    say "journald: per-program costs (bpf_stats on, ${kinds[*]})"
+    stats_on
+    for kind in "${kinds[@]}"; do
+        for mode in "${TRACERS[@]}"; do
+            # bpftrace's per-program figures: native is enough (and saves time).
+            [[ $mode == bpftrace && $kind != native ]] && continue
+            journald_run "$mode" "$kind" 0 stats
+        done
+    done
+    stats_off
+}
+
+# ------------------------------------------------------------------- main ---
+start=$SECONDS
+say "amptrace bench ($( ((quick)) && echo quick || echo full)): results in $out"
+if phase_on synth || phase_on loader; then
+    make_loopfs ext4 4096 "$SMNT"
+    SLOOP=$LOOPNAME
+    sync; _wait_quiet "$SMNT" 2 15
+    phase_on synth && phase_synth
+    phase_on loader && phase_loader
+fi
+phase_on journald && phase_journald
+echo "load_end='$(cut -d' ' -f1-3 /proc/loadavg)'" >>"$out/meta.env"
+echo "elapsed_s=$((SECONDS - start))" >>"$out/meta.env"
+python3 "$HERE/report.py" "$out" | tee "$out/report.txt"
