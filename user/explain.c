@@ -143,33 +143,12 @@ static int parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	}
 	case ARGP_KEY_ERROR:
-		if (!amp_errors && state->next > 0 && state->next <= state->argc)
-			amp_err("unknown option or missing value: '%s' (try --help)",
-				state->argv[state->next - 1]);
+		amp_argp_error(state);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
-}
-
-/* glibc's argp prints no help under ARGP_NO_ERRS (which keeps its error
- * messages ours), so --help and --usage are answered here. */
-static bool help(const struct argp *argp, int argc, char **argv)
-{
-	char prog[] = "amptrace explain";
-
-	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-?")) {
-			argp_help(argp, stdout, ARGP_HELP_STD_HELP, prog);
-			return true;
-		}
-		if (!strcmp(argv[i], "--usage")) {
-			argp_help(argp, stdout, ARGP_HELP_USAGE, prog);
-			return true;
-		}
-	}
-	return false;
 }
 
 /* 0: run; 1: --help printed; -1: error, already reported. */
@@ -184,7 +163,7 @@ static int explain_parse_args(int argc, char **argv, struct explain_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->window = 1.0;
-	if (help(&argp, argc, argv))
+	if (amp_help(&argp, argc, argv, "amptrace explain"))
 		return 1;
 	if (argp_parse(&argp, argc, argv, ARGP_NO_EXIT | ARGP_NO_ERRS, NULL, o))
 		return -1;

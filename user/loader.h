@@ -59,7 +59,9 @@ int cmd_explain(int argc, char **argv);
 
 /* trace_cli.c */
 struct argp;
+struct argp_state;
 bool amp_help(const struct argp *argp, int argc, char **argv, const char *name);
+void amp_argp_error(const struct argp_state *state);
 int trace_parse_args(int argc, char **argv, enum amp_mode mode, struct trace_opts *opts);
 
 /* tracer.c */

@@ -80,9 +80,7 @@ static int parse_opt(int key, char *arg, struct argp_state *state)
 		o->record = arg;
 		break;
 	case ARGP_KEY_ERROR:
-		if (!amp_errors && state->next > 0 && state->next <= state->argc)
-			amp_err("unknown option or missing value: '%s' (try --help)",
-				state->argv[state->next - 1]);
+		amp_argp_error(state);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

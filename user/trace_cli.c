@@ -292,16 +292,23 @@ static int parse_opt(int key, char *arg, struct argp_state *state)
 		amp_err("unexpected argument '%s'", arg);
 		return EINVAL;
 	case ARGP_KEY_ERROR:
-		/* getopt stays silent under ARGP_NO_ERRS: name the culprit,
-		 * unless one of our checks already said what was wrong. */
-		if (!amp_errors && state->next > 0 && state->next <= state->argc)
-			amp_err("unknown option or missing value: '%s' (try --help)",
-				state->argv[state->next - 1]);
+		amp_argp_error(state);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
+}
+
+/*
+ * ARGP_KEY_ERROR: getopt stays silent under ARGP_NO_ERRS, so name the
+ * culprit, unless one of our own checks already said what was wrong.
+ */
+void amp_argp_error(const struct argp_state *state)
+{
+	if (!amp_errors && state->next > 0 && state->next <= state->argc)
+		amp_err("unknown option or missing value: '%s' (try --help)",
+			state->argv[state->next - 1]);
 }
 
 /*
