@@ -361,7 +361,7 @@ phase_synth() {
 ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 
 phase_loader() {
-    local mode rate res c0 c1 t0 t1 hwm secs cpu ach drops entries
+    local mode rate res c0 c1 hwm secs cpu ach drops entries
     local hz; hz=$(getconf CLK_TCK)
     say "loader: ${LINE}-byte appends, one write() each, at ${RATES[*]} per s for ${RATE_S} s (bpf_stats on)"
     stats_on

@@ -321,11 +321,18 @@ def main(d):
     else:
         target("dirty-folio event cost", "n/a", f"<= {T_DIRTY_NS} ns", None)
 
+    # Under ~10 s the entries map cannot fill (write-back takes 30 s) and the
+    # loader's backlog stays small: a PASS there is only indicative.
+    short = float(meta.get("rate_s", 0) or 0) < 10
+
+    def loader_ok(ok):
+        return "unsure (short run)" if short and ok is True else ok
+
     amp_loader = {int(r[1]): r for r in loader if r[0] == "amptrace"}
     base_loader = {int(r[1]): r for r in loader if r[0] == "untraced"}
     r10 = amp_loader.get(10000)
     target("loader CPU at 10k entries/s", f"{r10[4]}% of one core" if r10 else "n/a",
-           f"<= {T_LOADER_CPU:.0f}%", None if not r10 else float(r10[4]) <= T_LOADER_CPU)
+           f"<= {T_LOADER_CPU:.0f}%", None if not r10 else loader_ok(float(r10[4]) <= T_LOADER_CPU))
     r100 = amp_loader.get(100000)
     if r100:
         drops = [kv for kv in r100[8].split(",") if "=" in kv and is_drop(kv.split("=")[0])]
@@ -338,7 +345,7 @@ def main(d):
                      f"{float(b[2]) / 1000:.0f}k/s)" if b else f" at {ach / 1000:.0f}k/s reached")
             if ok:
                 ok = "unsure (rate not reached)"
-        target("drops at 100k entries/s, default maps", note, "0", ok)
+        target("drops at 100k entries/s, default maps", note, "0", loader_ok(ok))
     else:
         target("drops at 100k entries/s, default maps", "n/a", "0", None)
     hwms = [int(r[5]) for r in amp_loader.values() if r[5].isdigit()]
