@@ -145,7 +145,5 @@ static __always_inline bool inode_holds_data(struct inode *inode)
 		 BPF_CORE_READ(inode, i_sb, s_magic) == AMP_BTRFS_SUPER_MAGIC);
 }
 
-/* vm_flags is a union with __vm_flags since 6.3; the offset is unchanged. */
-#define AMP_VM_SHARED 0x00000008UL
 
 #endif /* AMPTRACE_COMPAT_BPF_H */

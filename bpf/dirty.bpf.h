@@ -87,6 +87,11 @@ int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 	__sync_fetch_and_add(&e->outstanding, 1);
 	if (!e->disk)
 		e->disk = disk;
+	/* Dirtied outside a write syscall: a write fault on a shared mapping.
+	 * (Counted here, not at page_fault_user: bpf_find_vma on every user
+	 * fault of the system cost more than the whole chain.) */
+	if (!bpf_map_lookup_elem(&pending, &(__u32){(__u32)pid_tgid}))
+		e->write_faults++;
 	e->folios_dirtied++;
 	e->pages_dirtied += owner.npages;
 	if (slot < AMP_SCATTER_MAX) {
@@ -102,39 +107,6 @@ int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 		e->runs_dropped++;
 	}
 	file_account(&fk, host, pid_tgid >> 32, e->id, owner.npages);
-	return 0;
-}
-
-/* Does addr fall in a shared file mapping?  bpf_find_vma callback. */
-static long vma_is_shared_file(struct task_struct *task, struct vm_area_struct *vma,
-			       void *ctx)
-{
-	bool *shared = ctx;
-
-	*shared = BPF_CORE_READ(vma, vm_file) &&
-		  (BPF_CORE_READ(vma, vm_flags) & AMP_VM_SHARED);
-	return 0;
-}
-
-/*
- * Optional (x86 only): write faults on shared file mappings, the way
- * journald dirties its file.  Loaded only where the tracepoint exists.
- */
-SEC("tp_btf/page_fault_user")
-int BPF_PROG(on_page_fault_user, unsigned long address, struct pt_regs *regs,
-	     unsigned long error_code)
-{
-	struct amp_entry *e;
-	bool shared = false;
-
-	if (!(error_code & 2))	/* X86_PF_WRITE */
-		return 0;
-	e = thread_entry((__u32)bpf_get_current_pid_tgid());
-	if (!e)
-		return 0;
-	bpf_find_vma(bpf_get_current_task_btf(), address, vma_is_shared_file, &shared, 0);
-	if (shared)
-		e->write_faults++;
 	return 0;
 }
 

@@ -10,28 +10,31 @@
 #define AMPTRACE_ENTRY_BPF_H
 
 /*
- * Wake the reader only when the buffer is a quarter full: it polls every
- * 100 ms anyway, and a wake-up per record costs more than the record.
+ * Wake the reader once, when this record takes the buffer past a quarter
+ * full: it drains every 100 ms anyway, and a wake-up per record (an
+ * interrupt, a VM exit on a guest) costs more than the record.
  */
-static __always_inline __u64 ringbuf_wakeup_flag(void)
+static __always_inline __u64 ringbuf_wakeup_flag(__u64 len)
 {
 	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
-	__u64 size = bpf_ringbuf_query(&events, BPF_RB_RING_SIZE);
+	__u64 quarter = bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4;
 
-	return avail > size / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	return avail <= quarter && avail + len > quarter ?
+	       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
 static __always_inline void entry_emit(struct amp_entry *e)
 {
-	__u64 id = e->id;
+	__u64 id = e->id, len;
 	__u32 runs = e->nr_runs;
 
 	/* Only the scatter slots in use: most entries dirty a few folios. */
 	if (runs > AMP_SCATTER_MAX)
 		runs = AMP_SCATTER_MAX;
+	len = offsetof(struct amp_entry, runs) + runs * sizeof(struct amp_page_run);
+
 	e->type = AMP_REC_ENTRY;
-	if (bpf_ringbuf_output(&events, e, offsetof(struct amp_entry, runs) +
-			       runs * sizeof(struct amp_page_run), ringbuf_wakeup_flag()))
+	if (bpf_ringbuf_output(&events, e, len, ringbuf_wakeup_flag(len)))
 		STAT_INC(ringbuf_drops);
 	bpf_map_delete_elem(&entries, &id);
 }

@@ -109,7 +109,7 @@ int BPF_PROG(on_jbd2_end_commit, journal_t *journal, transaction_t *t)
 	rec.tid = key.tid;
 	rec.st = *ts;
 	bpf_map_delete_elem(&txns, &key);
-	if (bpf_ringbuf_output(&events, &rec, sizeof(rec), ringbuf_wakeup_flag()))
+	if (bpf_ringbuf_output(&events, &rec, sizeof(rec), ringbuf_wakeup_flag(sizeof(rec))))
 		STAT_INC(ringbuf_drops);
 	return 0;
 }

@@ -59,6 +59,7 @@ struct ledger {
 	void *emit_ctx;
 	int devs_fd;
 	struct held *held, **held_tail;
+	size_t nr_ready;	/* held entries whose bill is complete */
 	struct known_txn *txns;
 	size_t nr_txns, cap_txns;
 	struct window *wins;
@@ -148,11 +149,27 @@ static struct window *window_of(struct ledger *l, __u32 disk)
 	return w;
 }
 
-/* Print, in arrival order, every entry whose bill is complete. */
+static bool held_ready(const struct held *h)
+{
+	return !h->pending_txns && h->window_done;
+}
+
+/* One more thing known about h: count it if that completed its bill. */
+static void held_progress(struct ledger *l, struct held *h, bool was_ready)
+{
+	if (!was_ready && held_ready(h))
+		l->nr_ready++;
+}
+
+/* Print, in arrival order, every entry whose bill is complete.  The scan
+ * runs only when one is: a record per entry must not cost the whole list. */
 static void print_ready(struct ledger *l)
 {
 	struct held **pp = &l->held, *h;
 
+	if (!l->nr_ready)
+		return;
+	l->nr_ready = 0;
 	while ((h = *pp)) {
 		if (h->pending_txns || !h->window_done) {
 			pp = &h->next;
@@ -230,6 +247,7 @@ void ledger_entry(struct ledger *l, const struct amp_entry *e)
 	}
 	*l->held_tail = h;
 	l->held_tail = &h->next;
+	held_progress(l, h, false);
 	print_ready(l);
 }
 
@@ -272,8 +290,11 @@ void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec)
 	for (struct held *h = l->held; h; h = h->next)
 		for (__u32 i = 0; i < h->e.nr_txns && i < AMP_ENTRY_TXNS; i++)
 			if (h->e.txns[i].dev == rec->dev && h->e.txns[i].tid == rec->tid) {
+				bool was = held_ready(h);
+
 				charge_share(l, h, t, h->e.txns[i].handles);
 				h->pending_txns--;
+				held_progress(l, h, was);
 			}
 	/* Handles of untraced tasks (the flusher allocating blocks): by window. */
 	untraced = txn_total_handles(t) ?
@@ -299,9 +320,12 @@ static void window_close(struct ledger *l, struct window *w, __u64 base_now)
 		__u64 share = i + 1 == w->nr ? bytes - given :
 			      w->pages ? bytes * h->e.pages_dirtied / w->pages : 0;
 
+		bool was = held_ready(h);
+
 		h->c.window += share;
 		given += share;
 		h->window_done = true;
+		held_progress(l, h, was);
 	}
 	if (d)
 		d->by_window += given;
@@ -349,8 +373,12 @@ void ledger_flush(struct ledger *l, int txns_fd)
 		prev = &key;
 	}
 	/* Entries waiting on a commit the trace never saw: nothing to share. */
-	for (struct held *h = l->held; h; h = h->next)
+	for (struct held *h = l->held; h; h = h->next) {
+		bool was = held_ready(h);
+
 		h->pending_txns = 0;
+		held_progress(l, h, was);
+	}
 	for (size_t i = 0; i < l->nr_txns; i++)
 		txn_release_rest(l, &l->txns[i]);
 	ledger_tick(l, true);
@@ -363,8 +391,12 @@ void ledger_flush(struct ledger *l, int txns_fd)
 			d->left_over = unclaimed_counter(l, l->wins[i].disk, &ios) -
 				       l->wins[i].base_at_open + l->wins[i].pool;
 	}
-	for (struct held *h = l->held; h; h = h->next)
+	for (struct held *h = l->held; h; h = h->next) {
+		bool was = held_ready(h);
+
 		h->window_done = true;
+		held_progress(l, h, was);
+	}
 	print_ready(l);
 }
 

@@ -182,12 +182,6 @@ static int configure(struct tracer *t)
 			fprintf(stderr, "amptrace: no jbd2 tracepoints (module not loaded?): "
 				"ext4 journal charged by window only\n");
 	}
-	/* Write faults are an x86 tracepoint: load it only where it exists. */
-	if (!kernel_has_tracepoint("page_fault_user")) {
-		bpf_program__set_autoload(skel->progs.on_page_fault_user, false);
-		if (o->verbose)
-			fprintf(stderr, "amptrace: no page_fault_user tracepoint: write faults not counted\n");
-	}
 	return 0;
 }
 
@@ -333,7 +327,8 @@ static void sweep_stale(struct tracer *t, bool all)
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &e))
 			continue;
-		if (!all && (!(e.flags & AMP_ENTRY_CLOSED) ||
+		/* end_ns may be after now_ns: closed since the clock was read. */
+		if (!all && (!(e.flags & AMP_ENTRY_CLOSED) || e.end_ns > now_ns ||
 			     now_ns - e.end_ns < t->opts->settle_timeout * 1000000000ULL))
 			continue;
 		if (n == cap) {
