@@ -365,6 +365,20 @@ stop_tracer() {
         { _log "stop_tracer: no summary line"; return 1; }
 }
 
+# expect_error WHAT CMD...: CMD must exit 1 with exactly one "amptrace: ..."
+# line on stderr (kept in $AMP_TMP/err).  bad CMD...: the same, named by
+# CMD's arguments.
+expect_error() {
+    local what=$1 rc=0 lines; shift
+    "$@" >"$AMP_TMP/out" 2>"$AMP_TMP/err" </dev/null || rc=$?
+    lines=$(wc -l <"$AMP_TMP/err")
+    [[ $rc == 1 ]] || fail "$what: exit $rc (want 1): $(cat "$AMP_TMP/err")"
+    [[ $lines == 1 ]] || fail "$what: $lines lines on stderr (want 1): $(cat "$AMP_TMP/err")"
+    grep -q '^amptrace: ' "$AMP_TMP/err" || fail "$what: message lacks 'amptrace:' prefix"
+    ok "$what -> $(cat "$AMP_TMP/err")"
+}
+bad() { expect_error "${*:2}" "$@"; }
+
 # ok MSG / fail MSG: one line per assertion in the test's log.
 ok()   { echo "ok: $*"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }

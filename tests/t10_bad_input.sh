@@ -3,17 +3,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-# expect_error "what" ARGS...: run amptrace, demand exit 1 and one stderr line.
-expect_error() {
-    local what=$1 rc=0 lines; shift
-    "$@" >"$AMP_TMP/out" 2>"$AMP_TMP/err" </dev/null || rc=$?
-    lines=$(wc -l <"$AMP_TMP/err")
-    [[ $rc == 1 ]] || fail "$what: exit $rc (want 1): $(cat "$AMP_TMP/err")"
-    [[ $lines == 1 ]] || fail "$what: $lines lines on stderr (want 1): $(cat "$AMP_TMP/err")"
-    grep -q '^amptrace: ' "$AMP_TMP/err" || fail "$what: message lacks 'amptrace:' prefix"
-    ok "$what -> $(cat "$AMP_TMP/err")"
-}
-
 A=$AMPTRACE
 expect_error "no command"          "$A"
 expect_error "unknown command"     "$A" frobnicate

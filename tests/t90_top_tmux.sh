@@ -12,14 +12,6 @@ set -euo pipefail
 need_root
 command -v tmux >/dev/null || skip "tmux not installed"
 
-# bad CMD...: exit 1 and exactly one "amptrace:" line on stderr.
-bad() {
-    local rc=0
-    "$@" >/dev/null 2>"$AMP_TMP/bad.err" </dev/null || rc=$?
-    ((rc == 1)) && [[ $(wc -l <"$AMP_TMP/bad.err") == 1 ]] && grep -q '^amptrace: ' "$AMP_TMP/bad.err" ||
-        fail "${*:2}: exit $rc, stderr: $(cat "$AMP_TMP/bad.err")"
-    ok "${*:2} -> $(cat "$AMP_TMP/bad.err")"
-}
 bad "$AMPTRACE" top -s size
 bad "$AMPTRACE" top 0
 bad "$AMPTRACE" top 1 0

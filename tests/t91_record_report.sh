@@ -16,14 +16,6 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
 
-# bad CMD...: exit 1 and exactly one "amptrace:" line on stderr.
-bad() {
-    local rc=0
-    "$@" >/dev/null 2>"$AMP_TMP/bad.err" </dev/null || rc=$?
-    ((rc == 1)) && [[ $(wc -l <"$AMP_TMP/bad.err") == 1 ]] && grep -q '^amptrace: ' "$AMP_TMP/bad.err" ||
-        fail "${*:2}: exit $rc, stderr: $(cat "$AMP_TMP/bad.err")"
-    ok "${*:2} -> $(cat "$AMP_TMP/bad.err")"
-}
 bad "$AMPTRACE" record -c foo
 bad "$AMPTRACE" record -o /nonexistent/dir/x.amp -c foo
 [[ ! -e /nonexistent/dir/x.amp ]]

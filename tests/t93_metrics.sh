@@ -14,14 +14,6 @@ need_root
 command -v promtool >/dev/null || skip "promtool not installed (Debian package prometheus)"
 command -v curl >/dev/null || skip "curl not installed"
 
-# bad CMD...: exit 1 and exactly one "amptrace:" line on stderr.
-bad() {
-    local rc=0
-    "$@" >/dev/null 2>"$AMP_TMP/bad.err" </dev/null || rc=$?
-    ((rc == 1)) && [[ $(wc -l <"$AMP_TMP/bad.err") == 1 ]] && grep -q '^amptrace: ' "$AMP_TMP/bad.err" ||
-        fail "${*:2}: exit $rc, stderr: $(cat "$AMP_TMP/bad.err")"
-    ok "${*:2} -> $(cat "$AMP_TMP/bad.err")"
-}
 bad "$AMPTRACE" trace --metrics 127.0.0.1:99999
 bad "$AMPTRACE" trace --metrics localhost:9464
 bad "$AMPTRACE" trace --metrics ::1:9464
