@@ -178,8 +178,8 @@ struct amp_stats {
 	__u64 entries_opened;
 	__u64 ringbuf_drops;	/* finished entries that did not fit */
 	__u64 entries_full;	/* entries map full: syscall not traced */
-	__u64 threads_full;
-	__u64 pending_full;
+	__u64 tasks_full;	/* no memory for a thread's state: not traced */
+	__u64 commits_full;	/* jbd2 commit map full: its blocks not by cause */
 	__u64 pages_full;	/* page-owner map full: folio uncharged */
 	__u64 files_full;
 	__u64 devs_full;

@@ -32,6 +32,7 @@ int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 	struct amp_page_key key = {};
 	struct amp_page_owner owner = {};
 	struct amp_file_key fk = {};
+	struct amp_thread *t;
 	struct inode *host;
 	struct super_block *sb;
 	struct amp_entry *e;
@@ -50,8 +51,9 @@ int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 	/* A new dirtying episode: whoever owned the folio before is done. */
 	page_owner_cancel(&key);
 
-	e = thread_entry((__u32)pid_tgid);
-	if (!e && task_is_target(pid_tgid)) {
+	t = thread_state(false);
+	e = thread_entry(t);
+	if (!e && task_is_target(pid_tgid) && (t || (t = thread_state(true)))) {
 		/* A traced thread dirtying before its first logging syscall
 		 * (journald creating its file): an entry of its own, with no
 		 * syscall, rather than bytes nobody pays for. */
@@ -59,10 +61,10 @@ int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 			.start_ns = bpf_ktime_get_boot_ns(), .nr = -1,
 		};
 
-		e = entry_open(pid_tgid, &start);
+		e = entry_open(t, pid_tgid, &start);
 	}
 	if (!e) {
-		if (bpf_map_lookup_elem(&threads, &(__u32){(__u32)pid_tgid}))
+		if (t)
 			STAT_INC(pages_untracked);
 		return 0;
 	}
@@ -90,7 +92,7 @@ int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 	/* Dirtied outside a write syscall: a write fault on a shared mapping.
 	 * (Counted here, not at page_fault_user: bpf_find_vma on every user
 	 * fault of the system cost more than the whole chain.) */
-	if (!bpf_map_lookup_elem(&pending, &(__u32){(__u32)pid_tgid}))
+	if (t->p.kind == AMP_SYS_NONE)
 		e->write_faults++;
 	e->folios_dirtied++;
 	e->pages_dirtied += owner.npages;

@@ -51,24 +51,33 @@ static __always_inline struct amp_entry *entry_lookup(__u64 id)
 	return bpf_map_lookup_elem(&entries, &id);
 }
 
-/* The thread's open entry, or NULL. */
-static __always_inline struct amp_entry *thread_entry(__u32 tid)
+/* The current thread's state; created (create=true) on its first logging
+ * syscall.  NULL: untraced so far, or no memory (counted). */
+static __always_inline struct amp_thread *thread_state(bool create)
 {
-	__u64 *id = bpf_map_lookup_elem(&threads, &tid);
+	struct amp_thread *t;
 
-	return id ? entry_lookup(*id) : NULL;
+	t = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
+				 create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	if (!t && create)
+		STAT_INC(tasks_full);
+	return t;
 }
 
-static __always_inline void entry_close(__u32 tid)
+/* The thread's open entry, or NULL. */
+static __always_inline struct amp_entry *thread_entry(struct amp_thread *t)
 {
-	__u64 *idp = bpf_map_lookup_elem(&threads, &tid);
-	struct amp_entry *e;
-	__u64 id;
+	return t && t->entry_id ? entry_lookup(t->entry_id) : NULL;
+}
 
-	if (!idp)
+static __always_inline void entry_close(struct amp_thread *t)
+{
+	struct amp_entry *e;
+	__u64 id = t->entry_id;
+
+	if (!id)
 		return;
-	id = *idp;
-	bpf_map_delete_elem(&threads, &tid);
+	t->entry_id = 0;
 	e = entry_lookup(id);
 	if (!e)
 		return;
@@ -77,15 +86,14 @@ static __always_inline void entry_close(__u32 tid)
 	entry_put(e);
 }
 
-/* Close the thread's previous entry and open a new one for syscall nr. */
+/* Close the thread's previous entry and open a new one for syscall p. */
 static __always_inline struct amp_entry *
-entry_open(__u64 pid_tgid, const struct pending_syscall *p)
+entry_open(struct amp_thread *t, __u64 pid_tgid, const struct pending_syscall *p)
 {
-	__u32 tid = (__u32)pid_tgid;
 	struct amp_entry *e;
 	__u64 id;
 
-	entry_close(tid);
+	entry_close(t);
 
 	id = __sync_fetch_and_add(&next_entry_id, 1);
 	if (bpf_map_update_elem(&entries, &id, &zero_entry, BPF_NOEXIST)) {
@@ -95,15 +103,11 @@ entry_open(__u64 pid_tgid, const struct pending_syscall *p)
 	e = entry_lookup(id);
 	if (!e)
 		return NULL;
-	if (bpf_map_update_elem(&threads, &tid, &id, BPF_ANY)) {
-		STAT_INC(threads_full);
-		bpf_map_delete_elem(&entries, &id);
-		return NULL;
-	}
+	t->entry_id = id;
 	e->id = id;
 	e->start_ns = p->start_ns;
 	e->pid = pid_tgid >> 32;
-	e->tid = tid;
+	e->tid = (__u32)pid_tgid;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	e->syscall_nr = p->nr;
 	e->fd_dev = p->fd_dev;

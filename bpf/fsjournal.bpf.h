@@ -62,7 +62,7 @@ int BPF_PROG(on_jbd2_handle_start, dev_t dev, tid_t tid, unsigned int type,
 	ts = txn_stats(&key);
 	if (!ts)
 		return 0;
-	e = thread_entry((__u32)bpf_get_current_pid_tgid());
+	e = thread_entry(thread_state(false));
 	if (!e) {
 		__sync_fetch_and_add(&ts->handles_untraced, 1);
 		return 0;
@@ -88,7 +88,8 @@ int BPF_PROG(on_jbd2_start_commit, journal_t *journal, transaction_t *t)
 	txn_key_of(journal, t, &key);
 	if (!disk_is_target(key.dev))
 		return 0;
-	bpf_map_update_elem(&jbd2_committing, &tid, &key, BPF_ANY);
+	if (bpf_map_update_elem(&jbd2_committing, &tid, &key, BPF_ANY))
+		STAT_INC(commits_full);
 	return 0;
 }
 

@@ -68,19 +68,24 @@ struct pending_syscall {
 	__u8 __pad[7];
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);	/* tid */
-	__type(value, struct pending_syscall);
-} pending SEC(".maps");
+/*
+ * Per traced thread: its logging syscall in flight and its open entry, in
+ * task-local storage rather than hash maps keyed by tid.  sys_exit looks
+ * here on every syscall of the system, and for an untraced thread that is
+ * one pointer load; the fields are then written in place, with no bucket
+ * lock (which disables interrupts: on a paravirtualised guest, a hypercall
+ * per map update).
+ */
+struct amp_thread {
+	struct pending_syscall p;	/* p.kind == AMP_SYS_NONE: none in flight */
+	__u64 entry_id;			/* its open entry, 0 if none */
+};
 
-/* tid -> id of the thread's open entry. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, __u64);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct amp_thread);
 } threads SEC(".maps");
 
 /* Open and unsettled entries. */

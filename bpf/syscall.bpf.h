@@ -29,6 +29,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long nr)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct pending_syscall p = {};
+	struct amp_thread *t;
 	__u32 key = nr;
 	struct inode *inode;
 	__u8 *kind;
@@ -58,7 +59,8 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long nr)
 		p.fd_dev = fk.dev;
 		p.fd_ino = fk.ino;
 		file_stats(&fk, inode, pid_tgid >> 32);	/* named while we hold the inode */
-		if (!entry_open(pid_tgid, &p))
+		t = thread_state(true);
+		if (!t || !entry_open(t, pid_tgid, &p))
 			return 0;
 	} else {
 		/* Receives on sockets, and journald's reads of kernel messages
@@ -67,10 +69,11 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long nr)
 		    !(mode == AMP_S_IFCHR && BPF_CORE_READ(inode, i_rdev) == AMP_KMSG_RDEV))
 			return 0;
 		p.arg_ptr = PT_REGS_PARM2_CORE_SYSCALL(regs);
+		t = thread_state(true);
+		if (!t)
+			return 0;
 	}
-	key = (__u32)pid_tgid;
-	if (bpf_map_update_elem(&pending, &key, &p, BPF_ANY))
-		STAT_INC(pending_full);
+	t->p = p;
 	return 0;
 }
 
@@ -93,17 +96,15 @@ static __always_inline __s64 recvmmsg_bytes(__u64 vec, long n)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)pid_tgid;
+	struct amp_thread *t = thread_state(false);
 	struct pending_syscall *p;
 	struct amp_entry *e;
 
-	p = bpf_map_lookup_elem(&pending, &tid);
-	if (!p)
+	if (!t || t->p.kind == AMP_SYS_NONE)
 		return 0;
-
+	p = &t->p;
 	if (p->kind == AMP_SYS_WRITE) {
-		e = thread_entry(tid);
+		e = thread_entry(t);
 		if (e) {
 			e->bytes = ret;
 			if (ret <= 0)
@@ -112,12 +113,12 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 				file_account_write(p, e->id, ret);
 		}
 	} else if (ret > 0) {
-		e = entry_open(pid_tgid, p);
+		e = entry_open(t, bpf_get_current_pid_tgid(), p);
 		if (e)
 			e->bytes = p->kind == AMP_SYS_RECVMMSG ?
 				   recvmmsg_bytes(p->arg_ptr, ret) : ret;
 	}
-	bpf_map_delete_elem(&pending, &tid);
+	p->kind = AMP_SYS_NONE;
 	return 0;
 }
 
@@ -125,7 +126,10 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_thread_exit)
 {
-	entry_close((__u32)bpf_get_current_pid_tgid());
+	struct amp_thread *t = thread_state(false);
+
+	if (t)
+		entry_close(t);
 	return 0;
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run every tests/t*.sh (or those named), one log each, and end with the
 # line CI reads: "N passed, N failed, N skipped".  Exit 77 from a test is a skip.
+# A test may be named by path, file name or prefix: tests/t20_synth_pages.sh, t20.
 set -uo pipefail
 cd "$(dirname "$0")"
 logdir=${AMP_TEST_LOGS:-/tmp/amptrace-test-logs}
@@ -9,6 +10,10 @@ pass=0 failed=0 skipped=0
 tests=("$@")
 ((${#tests[@]})) || tests=(t*.sh)
 for t in "${tests[@]}"; do
+    t=${t##*/}
+    if [[ ! -f $t ]] && match=$(compgen -G "${t%.sh}*.sh"); then
+        t=${match%%$'\n'*}
+    fi
     name=$(basename "$t" .sh)
     start=$SECONDS
     bash "$t" >"$logdir/$name.log" 2>&1

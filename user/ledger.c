@@ -245,10 +245,16 @@ void ledger_entry(struct ledger *l, const struct amp_entry *e)
 	} else {
 		h->window_done = true;
 	}
+	/* Nothing left to learn (no pages, commits known): print it now.  Most
+	 * entries of an appending logger dirty nothing; holding them would make
+	 * each one walk the entries that do wait. */
+	if (held_ready(h)) {
+		l->emit(l->emit_ctx, &h->e, &h->c);
+		free(h);
+		return;
+	}
 	*l->held_tail = h;
 	l->held_tail = &h->next;
-	held_progress(l, h, false);
-	print_ready(l);
 }
 
 /* Share of a commit nobody in the trace claims: to its disk's window. */

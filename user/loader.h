@@ -33,7 +33,6 @@ struct trace_opts {
 	int settle_timeout;	/* seconds before a closed, unwritten entry is reported */
 	__u32 max_entries;
 	__u32 max_pages;
-	__u32 max_threads;
 	__u32 max_files;
 	__u32 ringbuf_kb;
 	bool json;

@@ -52,7 +52,7 @@ static const char *const class_names[AMP_NR_CLASSES] = { "data", "metadata", "jo
 
 /* Loss counters by name, in struct amp_stats order (entries_opened is not one). */
 static const char *const loss_names[] = {
-	NULL, "ringbuf_drops", "entries_full", "threads_full", "pending_full", "pages_full",
+	NULL, "ringbuf_drops", "entries_full", "tasks_full", "commits_full", "pages_full",
 	"files_full", "devs_full", "pages_untracked", "pages_cancelled", "jbd2_bios_full",
 	"txns_full", "entry_txns_dropped",
 };

@@ -315,8 +315,8 @@ static __u64 dev_class_sum(const struct amp_dev_stats *st)
 #define LOSS_FIELDS(X)                                   \
 	X(ringbuf_drops, "ring buffer full")             \
 	X(entries_full, "entries map full")              \
-	X(threads_full, "threads map full")              \
-	X(pending_full, "pending map full")              \
+	X(tasks_full, "no memory for thread state")      \
+	X(commits_full, "jbd2 commit map full")          \
 	X(pages_full, "page map full")                   \
 	X(files_full, "files map full")                  \
 	X(devs_full, "devices map full")                 \

@@ -57,7 +57,6 @@ enum {
 	OPT_PRESET,
 	OPT_MAX_ENTRIES,
 	OPT_MAX_PAGES,
-	OPT_MAX_THREADS,
 	OPT_MAX_FILES,
 	OPT_RINGBUF_KB,
 	OPT_SETTLE,
@@ -85,7 +84,6 @@ static const struct argp_option trace_options[] = {
 	  "Write the counters to PATH (node_exporter textfile), every second and at exit", 0 },
 	{ "max-entries", OPT_MAX_ENTRIES, "N", 0, "Open+unsettled entries kept (16384)", 1 },
 	{ "max-pages", OPT_MAX_PAGES, "N", 0, "Dirty folios awaiting write-out (262144)", 1 },
-	{ "max-threads", OPT_MAX_THREADS, "N", 0, "Traced threads (4096)", 1 },
 	{ "max-files", OPT_MAX_FILES, "N", 0, "Files in the per-file summary (4096)", 1 },
 	{ "ringbuf-kb", OPT_RINGBUF_KB, "KB", 0, "Ring buffer size, power of 2 (4096)", 1 },
 	{ "settle-timeout", OPT_SETTLE, "SECONDS", 0,
@@ -262,8 +260,6 @@ static int parse_opt(int key, char *arg, struct argp_state *state)
 		return parse_u32("--max-entries", arg, 16, 1 << 22, &o->max_entries) ? EINVAL : 0;
 	case OPT_MAX_PAGES:
 		return parse_u32("--max-pages", arg, 16, 1 << 24, &o->max_pages) ? EINVAL : 0;
-	case OPT_MAX_THREADS:
-		return parse_u32("--max-threads", arg, 1, 1 << 20, &o->max_threads) ? EINVAL : 0;
 	case OPT_MAX_FILES:
 		return parse_u32("--max-files", arg, 1, 1 << 20, &o->max_files) ? EINVAL : 0;
 	case OPT_RINGBUF_KB:
@@ -378,7 +374,6 @@ int trace_parse_args(int argc, char **argv, enum amp_mode mode, struct trace_opt
 	o->settle_timeout = 120;
 	o->max_entries = 16384;
 	o->max_pages = 262144;
-	o->max_threads = 4096;
 	o->max_files = 4096;
 	o->ringbuf_kb = 4096;
 

@@ -21,7 +21,8 @@
 #include "record.h"
 #include "amptrace.skel.h"
 
-#define SWEEP_PERIOD		0.5	/* s: stale entries, ledger windows */
+#define SWEEP_PERIOD		0.5	/* s: ledger windows */
+#define SWEEP_BATCH		256	/* entries read per system call */
 #define METRICS_PERIOD		1.0	/* s: device counters to metrics, textfile rewritten */
 #define CHECKPOINT_PERIOD	2.0	/* s: a summary into the record, for a killed recorder */
 
@@ -65,7 +66,7 @@ struct tracer {
 		struct amp_dev_stats st;
 	} *base;
 	int nr_base;
-	double start, next_sweep, next_screen, next_metrics, next_checkpoint;
+	double start, next_sweep, next_stale, next_screen, next_metrics, next_checkpoint;
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -163,8 +164,6 @@ static int configure(struct tracer *t)
 	}
 	bpf_map__set_max_entries(skel->maps.entries, o->max_entries);
 	bpf_map__set_max_entries(skel->maps.page_owners, o->max_pages);
-	bpf_map__set_max_entries(skel->maps.threads, o->max_threads);
-	bpf_map__set_max_entries(skel->maps.pending, o->max_threads);
 	bpf_map__set_max_entries(skel->maps.files, o->max_files);
 	bpf_map__set_max_entries(skel->maps.events, o->ringbuf_kb * 1024);
 
@@ -309,37 +308,85 @@ out:
 	free(per);
 }
 
-/* Entries closed long ago whose pages never reached a device. */
+/* Append the ids of the entries in this batch that are due: all of them,
+ * or those closed more than --settle-timeout ago. */
+static int collect_stale(const struct amp_entry *batch, __u32 count, bool all,
+			 __u64 now_ns, __u64 timeout_ns, __u64 **ids, size_t *n, size_t *cap)
+{
+	for (__u32 i = 0; i < count; i++) {
+		const struct amp_entry *e = &batch[i];
+
+		/* end_ns may be after now_ns: closed since the clock was read. */
+		if (!all && (!(e->flags & AMP_ENTRY_CLOSED) || e->end_ns > now_ns ||
+			     now_ns - e->end_ns < timeout_ns))
+			continue;
+		if (*n == *cap) {
+			size_t c = *cap ? *cap * 2 : 64;
+			__u64 *p = realloc(*ids, c * sizeof(**ids));
+
+			if (!p)
+				return -ENOMEM;
+			*ids = p;
+			*cap = c;
+		}
+		(*ids)[(*n)++] = e->id;
+	}
+	return 0;
+}
+
+/*
+ * Entries closed long ago whose pages never reached a device (all: every
+ * entry left, at exit).  The map is read in batches: one system call per
+ * SWEEP_BATCH entries, not two per entry.
+ */
 static void sweep_stale(struct tracer *t, bool all)
 {
 	int fd = bpf_map__fd(t->skel->maps.entries);
-	struct timespec now;
-	__u64 key, next, now_ns, *ids = NULL;
+	__u64 now_ns, timeout_ns = t->opts->settle_timeout * 1000000000ULL;
+	__u64 *ids = NULL, *keys = NULL, in_token = 0, out_token = 0;
+	struct amp_entry *batch = NULL, e;
+	__u32 batch_len = SWEEP_BATCH;
 	size_t n = 0, cap = 0;
-	struct amp_entry e;
-	void *prev = NULL;
+	struct timespec now;
+	bool first = true;
 
 	clock_gettime(CLOCK_BOOTTIME, &now);
 	now_ns = now.tv_sec * 1000000000ULL + now.tv_nsec;
 	/* Collect first: deleting while iterating restarts the walk. */
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &e))
-			continue;
-		/* end_ns may be after now_ns: closed since the clock was read. */
-		if (!all && (!(e.flags & AMP_ENTRY_CLOSED) || e.end_ns > now_ns ||
-			     now_ns - e.end_ns < t->opts->settle_timeout * 1000000000ULL))
-			continue;
-		if (n == cap) {
-			__u64 *p = realloc(ids, (cap = cap ? cap * 2 : 64) * sizeof(*ids));
+	for (;;) {
+		LIBBPF_OPTS(bpf_map_batch_opts, opts);
+		__u32 count = batch_len;
+		int err;
 
-			if (!p)
+		if (!batch) {
+			keys = calloc(batch_len, sizeof(*keys));
+			batch = calloc(batch_len, sizeof(*batch));
+			if (!keys || !batch)
 				break;
-			ids = p;
 		}
-		ids[n++] = key;
+		err = bpf_map_lookup_batch(fd, first ? NULL : &in_token, &out_token,
+					   keys, batch, &count, &opts) ? -errno : 0;
+		if (err == -ENOSPC && !count) {
+			/* One hash bucket holds more than a batch: a bigger one. */
+			batch_len *= 2;
+			free(keys);
+			free(batch);
+			keys = NULL;
+			batch = NULL;
+			continue;
+		}
+		if (err && err != -ENOENT) {
+			amp_err("reading the entries map: %s", strerror(-err));
+			break;
+		}
+		if (collect_stale(batch, count, all, now_ns, timeout_ns, &ids, &n, &cap) ||
+		    err == -ENOENT)
+			break;
+		in_token = out_token;
+		first = false;
 	}
+	free(keys);
+	free(batch);
 	if (n)	/* qsort wants a non-NULL base even for 0 elements */
 		qsort(ids, n, sizeof(*ids), cmp_u64);	/* report in id order */
 	for (size_t i = 0; i < n; i++) {
@@ -506,8 +553,18 @@ static int close_consumers(struct tracer *t, bool ok)
 	return err;
 }
 
+/* How often to look for stale entries: a tenth of --settle-timeout, so one
+ * is reported at most 10% late, without reading the whole entries map
+ * twice a second. */
+static double stale_period(const struct tracer *t)
+{
+	double p = t->opts->settle_timeout / 10.0;
+
+	return p < SWEEP_PERIOD ? SWEEP_PERIOD : p > 5.0 ? 5.0 : p;
+}
+
 /*
- * Work that is not per record: every SWEEP_PERIOD, report stale entries
+ * Work that is not per record: report stale entries
  * and close quiet ledger windows; then feed the consumers that are due one
  * shared snapshot of the devices.  True when top has shown its count.
  */
@@ -517,8 +574,11 @@ static bool periodic(struct tracer *t)
 	bool top_due, metrics_due, checkpoint_due, done = false;
 	struct summary s = {};
 
-	if (now >= t->next_sweep) {
+	if (now >= t->next_stale) {
 		sweep_stale(t, false);
+		t->next_stale = now + stale_period(t);
+	}
+	if (now >= t->next_sweep) {
 		ledger_tick(t->ledger, false);
 		t->next_sweep = now + SWEEP_PERIOD;
 	}
@@ -598,6 +658,7 @@ static int poll_loop(struct tracer *t)
 
 	t->start = now_s();
 	t->next_sweep = t->start + SWEEP_PERIOD;
+	t->next_stale = t->start + stale_period(t);
 	t->next_screen = t->start + o->interval;
 	t->next_metrics = t->start;	/* the endpoint has devices from the start */
 	t->next_checkpoint = t->start + CHECKPOINT_PERIOD;
