@@ -75,6 +75,9 @@ int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 	fk.ino = key.ino;
 	if (bpf_map_lookup_elem(&excluded_files, &fk))
 		return 0;
+	/* Its first folio: the block layer must find the entry by id now. */
+	if (!t->entry_mapped && !(e = entry_map(t)))
+		return 0;
 
 	owner.entry_id = e->id;
 	owner.npages = folio_npages(folio);
@@ -104,6 +107,7 @@ int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 		run->index = key.index;
 		run->npages = owner.npages;
 		run->kind = owner.kind;
+		run->written = 0;
 		e->nr_runs = slot + 1;
 	} else {
 		e->runs_dropped++;

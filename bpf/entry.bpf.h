@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Entry lifecycle.  An entry is the span of one traced thread from one
- * logging syscall to its next.  It holds one reference for being open and
- * one per dirtied folio not yet seen at the block layer; whoever drops the
- * last reference (the thread moving on, or the request completion that
- * writes its last folio) copies it to the ring buffer and deletes it.
+ * logging syscall to its next.  It opens in the thread's state and stays
+ * there unless it dirties a folio: then it moves to the entries map, where
+ * the block layer can find it by id.  There it holds one reference for
+ * being open and one per dirtied folio not yet seen at the block layer;
+ * whoever drops the last reference (the thread moving on, or the request
+ * completion that writes its last folio) copies it to the ring buffer and
+ * deletes it.
  */
 #ifndef AMPTRACE_ENTRY_BPF_H
 #define AMPTRACE_ENTRY_BPF_H
@@ -23,9 +26,9 @@ static __always_inline __u64 ringbuf_wakeup_flag(__u64 len)
 	       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
-static __always_inline void entry_emit(struct amp_entry *e)
+static __always_inline void entry_report(struct amp_entry *e)
 {
-	__u64 id = e->id, len;
+	__u64 len;
 	__u32 runs = e->nr_runs;
 
 	/* Only the scatter slots in use: most entries dirty a few folios. */
@@ -36,6 +39,14 @@ static __always_inline void entry_emit(struct amp_entry *e)
 	e->type = AMP_REC_ENTRY;
 	if (bpf_ringbuf_output(&events, e, len, ringbuf_wakeup_flag(len)))
 		STAT_INC(ringbuf_drops);
+}
+
+/* Report an entry of the entries map and forget it. */
+static __always_inline void entry_emit(struct amp_entry *e)
+{
+	__u64 id = e->id;
+
+	entry_report(e);
 	bpf_map_delete_elem(&entries, &id);
 }
 
@@ -64,10 +75,26 @@ static __always_inline struct amp_thread *thread_state(bool create)
 	return t;
 }
 
-/* The thread's open entry, or NULL. */
+/* The thread's open entry, wherever it lives, or NULL. */
 static __always_inline struct amp_entry *thread_entry(struct amp_thread *t)
 {
-	return t && t->entry_id ? entry_lookup(t->entry_id) : NULL;
+	if (!t || !t->entry_id)
+		return NULL;
+	return t->entry_mapped ? entry_lookup(t->entry_id) : &t->open;
+}
+
+/* Move the thread's open entry to the entries map (it dirtied a folio, or
+ * tracing ends); the map's copy, or NULL if the map is full (counted). */
+static __always_inline struct amp_entry *entry_map(struct amp_thread *t)
+{
+	__u64 id = t->entry_id;
+
+	if (bpf_map_update_elem(&entries, &id, &t->open, BPF_NOEXIST)) {
+		STAT_INC(entries_full);
+		return NULL;
+	}
+	t->entry_mapped = true;
+	return entry_lookup(id);
 }
 
 static __always_inline void entry_close(struct amp_thread *t)
@@ -78,6 +105,13 @@ static __always_inline void entry_close(struct amp_thread *t)
 	if (!id)
 		return;
 	t->entry_id = 0;
+	if (!t->entry_mapped) {
+		/* Nothing dirtied: nobody else holds it, it is settled now. */
+		t->open.end_ns = bpf_ktime_get_boot_ns();
+		t->open.flags |= AMP_ENTRY_CLOSED;
+		entry_report(&t->open);
+		return;
+	}
 	e = entry_lookup(id);
 	if (!e)
 		return;
@@ -90,21 +124,13 @@ static __always_inline void entry_close(struct amp_thread *t)
 static __always_inline struct amp_entry *
 entry_open(struct amp_thread *t, __u64 pid_tgid, const struct pending_syscall *p)
 {
-	struct amp_entry *e;
-	__u64 id;
+	struct amp_entry *e = &t->open;
 
 	entry_close(t);
 
-	id = __sync_fetch_and_add(&next_entry_id, 1);
-	if (bpf_map_update_elem(&entries, &id, &zero_entry, BPF_NOEXIST)) {
-		STAT_INC(entries_full);
-		return NULL;
-	}
-	e = entry_lookup(id);
-	if (!e)
-		return NULL;
-	t->entry_id = id;
-	e->id = id;
+	/* The scatter slots are written as they fill: clear the rest only. */
+	__builtin_memset(e, 0, offsetof(struct amp_entry, runs));
+	e->id = __sync_fetch_and_add(&next_entry_id, 1);
 	e->start_ns = p->start_ns;
 	e->pid = pid_tgid >> 32;
 	e->tid = (__u32)pid_tgid;
@@ -113,8 +139,26 @@ entry_open(struct amp_thread *t, __u64 pid_tgid, const struct pending_syscall *p
 	e->fd_dev = p->fd_dev;
 	e->fd_ino = p->fd_ino;
 	e->outstanding = 1;
+	t->entry_id = e->id;
+	t->entry_mapped = false;
 	STAT_INC(entries_opened);
 	return e;
+}
+
+/* At the end of tracing, after detaching: every thread's open entry into
+ * the entries map, where the loader drains what is left. */
+SEC("iter/task")
+int drain_threads(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct amp_thread *t;
+
+	if (!task)
+		return 0;
+	t = bpf_task_storage_get(&threads, task, 0, 0);
+	if (t && t->entry_id && !t->entry_mapped)
+		entry_map(t);
+	return 0;
 }
 
 #endif /* AMPTRACE_ENTRY_BPF_H */

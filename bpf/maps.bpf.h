@@ -24,9 +24,6 @@ const volatile __u64 xfs_log_end_io = 0;
 /* Source of entry ids; 0 means "no entry". */
 __u64 next_entry_id = 1;
 
-/* Template for a new entry: copied into the entries map, then filled. */
-static const struct amp_entry zero_entry;
-
 /* syscall number -> enum amp_syscall_kind, filled from the chosen preset. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -79,6 +76,9 @@ struct pending_syscall {
 struct amp_thread {
 	struct pending_syscall p;	/* p.kind == AMP_SYS_NONE: none in flight */
 	__u64 entry_id;			/* its open entry, 0 if none */
+	bool entry_mapped;		/* it moved to `entries`: it dirtied a folio */
+	__u8 __pad[7];
+	struct amp_entry open;		/* the open entry until then */
 };
 
 struct {
@@ -88,7 +88,10 @@ struct {
 	__type(value, struct amp_thread);
 } threads SEC(".maps");
 
-/* Open and unsettled entries. */
+/* Entries that dirtied folios, from their first until their last folio is
+ * written.  An entry that dirties nothing (most appends land in a page
+ * already dirty) never comes here: it lives and ends in its thread's state,
+ * with no map update at all. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);

@@ -610,6 +610,29 @@ static bool periodic(struct tracer *t)
 	return done;
 }
 
+/* Entries still open in their threads' state: into the entries map, where
+ * the final sweep reports them.  Runs after detaching, so no thread moves. */
+static void drain_open_entries(struct tracer *t)
+{
+	struct bpf_link *link = bpf_program__attach_iter(t->skel->progs.drain_threads, NULL);
+	char buf[64];
+	int fd;
+
+	if (!link) {
+		amp_err("cannot collect the open entries: %s", strerror(errno));
+		return;
+	}
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		amp_err("cannot collect the open entries: %s", strerror(errno));
+	} else {
+		while (read(fd, buf, sizeof(buf)) > 0)
+			;
+		close(fd);
+	}
+	bpf_link__destroy(link);
+}
+
 static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, int nr_sys)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = t->opts->btf_path);
@@ -622,6 +645,8 @@ static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, i
 	}
 	if (configure(t))
 		return -1;
+	/* Run once at the end (drain_open_entries), not attached. */
+	bpf_program__set_autoattach(t->skel->progs.drain_threads, false);
 	err = amptrace__load(t->skel);
 	if (err) {
 		amp_err("cannot load BPF programs (%s); rerun with -v for the verifier log",
@@ -713,6 +738,7 @@ int trace_run(const struct trace_opts *o)
 	amptrace__detach(t.skel);
 	devs_summary(&t, &s);
 	ring_buffer__consume(t.rb);
+	drain_open_entries(&t);
 	sweep_stale(&t, true);
 	ledger_flush(t.ledger, bpf_map__fd(t.skel->maps.txns));
 	complete_summary(&t, &s, true);
