@@ -3,6 +3,12 @@
  * Stage 1: the logging syscall.  Write-family syscalls on regular files
  * open their entry at enter, because the write itself dirties pages;
  * receives on sockets open theirs at exit, once they returned data.
+ *
+ * Two ways in, the same code behind them: the per-syscall tracepoints
+ * (syscalls:sys_enter_write, ...), attached by the loader to the preset's
+ * syscalls only, so that no other syscall of the system runs a program;
+ * or, where those do not exist (no CONFIG_FTRACE_SYSCALLS, no tracefs),
+ * the raw sys_enter/sys_exit, which see every syscall.
  */
 #ifndef AMPTRACE_SYSCALL_BPF_H
 #define AMPTRACE_SYSCALL_BPF_H
@@ -24,8 +30,14 @@ static __always_inline struct inode *fd_inode(int fd)
 	return BPF_CORE_READ(file, f_inode);
 }
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(on_sys_enter, struct pt_regs *regs, long nr)
+/* The syscall's first two arguments: from the saved registers on the raw
+ * tracepoint (read only for a syscall we want), else as the tracepoint's
+ * record gave them (arg0, arg1). */
+#define SYSCALL_ARG(n) (!regs ? arg##n : (n) == 0 ? PT_REGS_PARM1_CORE_SYSCALL(regs) : \
+					      PT_REGS_PARM2_CORE_SYSCALL(regs))
+
+static __always_inline int logging_syscall_enter(long nr, struct pt_regs *regs,
+						 __u64 arg0, __u64 arg1)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct pending_syscall p = {};
@@ -39,7 +51,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long nr)
 	if (!kind || *kind == AMP_SYS_NONE || !task_is_target(pid_tgid))
 		return 0;
 
-	inode = fd_inode((int)PT_REGS_PARM1_CORE_SYSCALL(regs));
+	inode = fd_inode((int)SYSCALL_ARG(0));
 	if (!inode)
 		return 0;
 	mode = BPF_CORE_READ(inode, i_mode) & AMP_S_IFMT;
@@ -68,13 +80,25 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long nr)
 		if (mode != AMP_S_IFSOCK &&
 		    !(mode == AMP_S_IFCHR && BPF_CORE_READ(inode, i_rdev) == AMP_KMSG_RDEV))
 			return 0;
-		p.arg_ptr = PT_REGS_PARM2_CORE_SYSCALL(regs);
+		p.arg_ptr = SYSCALL_ARG(1);
 		t = thread_state(true);
 		if (!t)
 			return 0;
 	}
 	t->p = p;
 	return 0;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(on_sys_enter, struct pt_regs *regs, long nr)
+{
+	return logging_syscall_enter(nr, regs, 0, 0);
+}
+
+SEC("tracepoint")	/* attached by the loader: syscalls:sys_enter_<name> */
+int on_syscall_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	return logging_syscall_enter(ctx->id, NULL, ctx->args[0], ctx->args[1]);
 }
 
 /* recvmmsg returns a message count; the bytes are in each msg_len. */
@@ -93,8 +117,7 @@ static __always_inline __s64 recvmmsg_bytes(__u64 vec, long n)
 	return bytes;
 }
 
-SEC("tp_btf/sys_exit")
-int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+static __always_inline int logging_syscall_exit(long ret)
 {
 	struct amp_thread *t = thread_state(false);
 	struct pending_syscall *p;
@@ -120,6 +143,18 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	}
 	p->kind = AMP_SYS_NONE;
 	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+{
+	return logging_syscall_exit(ret);
+}
+
+SEC("tracepoint")	/* attached by the loader: syscalls:sys_exit_<name> */
+int on_syscall_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	return logging_syscall_exit(ctx->ret);
 }
 
 /* A thread that exits ends its entry: nothing else can be charged to it. */

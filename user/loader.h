@@ -71,6 +71,7 @@ int preflight_check(const char *btf_path);
 bool kernel_has_tracepoint(const char *tp);
 
 /* presets.c */
+#define AMP_MAX_PRESET_SYSCALLS 16	/* syscalls a preset may name */
 struct preset_syscall {
 	const char *name;
 	int nr;

@@ -24,6 +24,7 @@ static const struct preset_syscall write_syscalls[] = {
 #define N_WRITE (sizeof(write_syscalls) / sizeof(write_syscalls[0]))
 
 static struct preset_syscall chosen[N_RECV + N_WRITE];
+_Static_assert(N_RECV + N_WRITE <= AMP_MAX_PRESET_SYSCALLS, "raise AMP_MAX_PRESET_SYSCALLS");
 
 /* journald's comm as the kernel keeps it (15 characters). */
 static bool is_journald(const char *comm)

@@ -66,6 +66,10 @@ struct tracer {
 		struct amp_dev_stats st;
 	} *base;
 	int nr_base;
+	/* Syscall hooks: enter+exit per preset syscall, or the raw pair. */
+	struct bpf_link *sys_links[2 * AMP_MAX_PRESET_SYSCALLS];
+	int nr_sys_links;
+	const char *sys_hook;	/* which, for the start line */
 	double start, next_sweep, next_stale, next_screen, next_metrics, next_checkpoint;
 };
 
@@ -610,6 +614,59 @@ static bool periodic(struct tracer *t)
 	return done;
 }
 
+static void detach_syscall_hooks(struct tracer *t)
+{
+	while (t->nr_sys_links > 0)
+		bpf_link__destroy(t->sys_links[--t->nr_sys_links]);
+}
+
+static bool add_sys_link(struct tracer *t, struct bpf_link *link)
+{
+	if (!link)
+		return false;
+	t->sys_links[t->nr_sys_links++] = link;
+	return true;
+}
+
+/*
+ * The preset's syscalls through their own tracepoints (syscalls:sys_enter_
+ * write, ...): then no other syscall of the system runs a program, which is
+ * most of what tracing costs a busy logger.  Where the kernel has no
+ * syscall events (CONFIG_FTRACE_SYSCALLS) or tracefs is not mounted, the
+ * raw sys_enter/sys_exit, which see every syscall.
+ */
+static int attach_syscall_hooks(struct tracer *t, const struct preset_syscall *sys, int n)
+{
+	struct amptrace *skel = t->skel;
+	char event[64];
+	int i;
+
+	for (i = 0; i < n && i < AMP_MAX_PRESET_SYSCALLS; i++) {
+		snprintf(event, sizeof(event), "sys_exit_%s", sys[i].name);
+		if (!add_sys_link(t, bpf_program__attach_tracepoint(skel->progs.on_syscall_exit,
+								    "syscalls", event)))
+			break;
+		snprintf(event, sizeof(event), "sys_enter_%s", sys[i].name);
+		if (!add_sys_link(t, bpf_program__attach_tracepoint(skel->progs.on_syscall_enter,
+								    "syscalls", event)))
+			break;
+	}
+	if (i == n) {
+		t->sys_hook = "syscall tracepoints";
+		return 0;
+	}
+	detach_syscall_hooks(t);
+	if (!add_sys_link(t, bpf_program__attach(skel->progs.on_sys_exit)) ||
+	    !add_sys_link(t, bpf_program__attach(skel->progs.on_sys_enter))) {
+		amp_err("cannot attach to the syscall tracepoints (%s); rerun with -v",
+			strerror(errno));
+		detach_syscall_hooks(t);
+		return -1;
+	}
+	t->sys_hook = "raw syscall tracepoint";
+	return 0;
+}
+
 /* Entries still open in their threads' state: into the entries map, where
  * the final sweep reports them.  Runs after detaching, so no thread moves. */
 static void drain_open_entries(struct tracer *t)
@@ -647,6 +704,11 @@ static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, i
 		return -1;
 	/* Run once at the end (drain_open_entries), not attached. */
 	bpf_program__set_autoattach(t->skel->progs.drain_threads, false);
+	/* Attached by attach_syscall_hooks, one way or the other. */
+	bpf_program__set_autoattach(t->skel->progs.on_sys_enter, false);
+	bpf_program__set_autoattach(t->skel->progs.on_sys_exit, false);
+	bpf_program__set_autoattach(t->skel->progs.on_syscall_enter, false);
+	bpf_program__set_autoattach(t->skel->progs.on_syscall_exit, false);
 	err = amptrace__load(t->skel);
 	if (err) {
 		amp_err("cannot load BPF programs (%s); rerun with -v for the verifier log",
@@ -664,6 +726,8 @@ static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, i
 		amp_err("cannot attach to tracepoints (%s); rerun with -v", strerror(-err));
 		return -1;
 	}
+	if (attach_syscall_hooks(t, sys, nr_sys))
+		return -1;
 	t->ledger = ledger_new(deliver_entry, t, bpf_map__fd(t->skel->maps.devs));
 	if (!t->ledger)
 		return -1;
@@ -727,14 +791,15 @@ int trace_run(const struct trace_opts *o)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);	/* a closed terminal stops us cleanly too */
-	fprintf(stderr, "amptrace: tracing (%s preset, %d syscalls); Ctrl-C to stop\n",
-		o->preset, nr_sys);
+	fprintf(stderr, "amptrace: tracing (%s preset, %d syscalls, %s); Ctrl-C to stop\n",
+		o->preset, nr_sys, t.sys_hook);
 	if (o->mode == AMP_MODE_TOP && !(t.top = top_new(o)))
 		goto cleanup;
 	err = poll_loop(&t);
 
 	/* Detach and read both counters at once, then settle what is left. */
 	s.duration_s = now_s() - t.start;
+	detach_syscall_hooks(&t);
 	amptrace__detach(t.skel);
 	devs_summary(&t, &s);
 	ring_buffer__consume(t.rb);
@@ -752,6 +817,7 @@ int trace_run(const struct trace_opts *o)
 
 cleanup:
 	ring_buffer__free(t.rb);
+	detach_syscall_hooks(&t);
 	amptrace__destroy(t.skel);
 	ledger_free(t.ledger);
 	if (close_consumers(&t, !err))
