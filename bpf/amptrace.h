@@ -25,8 +25,10 @@ enum amp_rec_type {
 enum amp_syscall_kind {
 	AMP_SYS_NONE = 0,
 	AMP_SYS_WRITE = 1,	/* write-family on a regular file: opens at enter */
-	AMP_SYS_RECV = 2,	/* receive on a socket: opens at exit when ret > 0 */
+	AMP_SYS_RECV = 2,	/* read on a socket or /dev/kmsg: opens at exit when ret > 0 */
 	AMP_SYS_RECVMMSG = 3,	/* like RECV, bytes summed from the mmsghdr array */
+	AMP_SYS_SOCKRECV = 4,	/* like RECV on a socket-only syscall: nothing to
+				 * check or keep at enter, so the exit alone does */
 };
 
 /* Device byte classes; they sum to the device's written-sector counter. */
@@ -76,7 +78,7 @@ struct amp_entry {
 	__u32 type;		/* AMP_REC_ENTRY */
 	__u32 disk;		/* disk of the first page it dirtied (kernel dev_t), 0 if none */
 	__u64 id;
-	__u64 start_ns;		/* CLOCK_BOOTTIME of the syscall */
+	__u64 start_ns;		/* CLOCK_BOOTTIME it opened: a write's enter, a receive's return */
 	__u64 end_ns;		/* when the next logging syscall closed it */
 	__u32 pid;		/* tgid */
 	__u32 tid;

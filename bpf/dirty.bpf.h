@@ -57,11 +57,9 @@ int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 		/* A traced thread dirtying before its first logging syscall
 		 * (journald creating its file): an entry of its own, with no
 		 * syscall, rather than bytes nobody pays for. */
-		struct pending_syscall start = {
-			.start_ns = bpf_ktime_get_boot_ns(), .nr = -1,
-		};
+		struct pending_syscall start = { .nr = -1 };
 
-		e = entry_open(t, pid_tgid, &start);
+		e = entry_open(t, pid_tgid, &start, bpf_ktime_get_boot_ns());
 	}
 	if (!e) {
 		if (t)

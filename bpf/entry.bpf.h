@@ -97,7 +97,7 @@ static __always_inline struct amp_entry *entry_map(struct amp_thread *t)
 	return entry_lookup(id);
 }
 
-static __always_inline void entry_close(struct amp_thread *t)
+static __always_inline void entry_close(struct amp_thread *t, __u64 now)
 {
 	struct amp_entry *e;
 	__u64 id = t->entry_id;
@@ -107,7 +107,7 @@ static __always_inline void entry_close(struct amp_thread *t)
 	t->entry_id = 0;
 	if (!t->entry_mapped) {
 		/* Nothing dirtied: nobody else holds it, it is settled now. */
-		t->open.end_ns = bpf_ktime_get_boot_ns();
+		t->open.end_ns = now;
 		t->open.flags |= AMP_ENTRY_CLOSED;
 		entry_report(&t->open);
 		return;
@@ -115,23 +115,24 @@ static __always_inline void entry_close(struct amp_thread *t)
 	e = entry_lookup(id);
 	if (!e)
 		return;
-	e->end_ns = bpf_ktime_get_boot_ns();
+	e->end_ns = now;
 	e->flags |= AMP_ENTRY_CLOSED;
 	entry_put(e);
 }
 
-/* Close the thread's previous entry and open a new one for syscall p. */
+/* Close the thread's previous entry and open a new one for syscall p, at
+ * now: a write's enter, a receive's return. */
 static __always_inline struct amp_entry *
-entry_open(struct amp_thread *t, __u64 pid_tgid, const struct pending_syscall *p)
+entry_open(struct amp_thread *t, __u64 pid_tgid, const struct pending_syscall *p, __u64 now)
 {
 	struct amp_entry *e = &t->open;
 
-	entry_close(t);
+	entry_close(t, now);
 
 	/* The scatter slots are written as they fill: clear the rest only. */
 	__builtin_memset(e, 0, offsetof(struct amp_entry, runs));
 	e->id = __sync_fetch_and_add(&next_entry_id, 1);
-	e->start_ns = p->start_ns;
+	e->start_ns = now;
 	e->pid = pid_tgid >> 32;
 	e->tid = (__u32)pid_tgid;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));

@@ -56,7 +56,6 @@ struct {
 
 /* A logging syscall in flight on a thread, between enter and exit. */
 struct pending_syscall {
-	__u64 start_ns;
 	__u64 arg_ptr;		/* recvmmsg: the mmsghdr array */
 	__u64 fd_ino;
 	__u32 fd_dev;

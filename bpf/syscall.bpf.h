@@ -50,12 +50,22 @@ static __always_inline int logging_syscall_enter(long nr, struct pt_regs *regs,
 	kind = bpf_map_lookup_elem(&syscall_kinds, &key);
 	if (!kind || *kind == AMP_SYS_NONE || !task_is_target(pid_tgid))
 		return 0;
+	if (*kind == AMP_SYS_SOCKRECV) {
+		/* Raw tracepoint only (its exit has no syscall number): keep it
+		 * pending; the per-syscall hook skips this enter altogether. */
+		t = thread_state(true);
+		if (t) {
+			t->p = p;
+			t->p.nr = nr;
+			t->p.kind = AMP_SYS_SOCKRECV;
+		}
+		return 0;
+	}
 
 	inode = fd_inode((int)SYSCALL_ARG(0));
 	if (!inode)
 		return 0;
 	mode = BPF_CORE_READ(inode, i_mode) & AMP_S_IFMT;
-	p.start_ns = bpf_ktime_get_boot_ns();
 	p.nr = nr;
 	p.kind = *kind;
 
@@ -72,7 +82,7 @@ static __always_inline int logging_syscall_enter(long nr, struct pt_regs *regs,
 		p.fd_ino = fk.ino;
 		file_stats(&fk, inode, pid_tgid >> 32);	/* named while we hold the inode */
 		t = thread_state(true);
-		if (!t || !entry_open(t, pid_tgid, &p))
+		if (!t || !entry_open(t, pid_tgid, &p, bpf_ktime_get_boot_ns()))
 			return 0;
 	} else {
 		/* Receives on sockets, and journald's reads of kernel messages
@@ -117,12 +127,40 @@ static __always_inline __s64 recvmmsg_bytes(__u64 vec, long n)
 	return bytes;
 }
 
-static __always_inline int logging_syscall_exit(long ret)
+/* A receive returned ret bytes (or messages): the entry of one log record. */
+static __always_inline void receive_done(struct amp_thread *t, __u32 nr, __u8 kind,
+					 __u64 arg_ptr, long ret)
 {
-	struct amp_thread *t = thread_state(false);
+	struct pending_syscall p = { .nr = nr, .kind = kind };
+	struct amp_entry *e;
+
+	if (ret <= 0)
+		return;
+	e = entry_open(t, bpf_get_current_pid_tgid(), &p, bpf_ktime_get_boot_ns());
+	if (e)
+		e->bytes = kind == AMP_SYS_RECVMMSG ? recvmmsg_bytes(arg_ptr, ret) : ret;
+}
+
+/* nr: the syscall, or -1 where the hook does not say (raw sys_exit). */
+static __always_inline int logging_syscall_exit(long nr, long ret)
+{
+	struct amp_thread *t;
 	struct pending_syscall *p;
 	struct amp_entry *e;
 
+	if (nr >= 0) {
+		__u32 key = nr;
+		__u8 *kind = bpf_map_lookup_elem(&syscall_kinds, &key);
+
+		/* recvmsg, recvfrom: everything is known here, at exit. */
+		if (kind && *kind == AMP_SYS_SOCKRECV) {
+			if (ret > 0 && task_is_target(bpf_get_current_pid_tgid()) &&
+			    (t = thread_state(true)))
+				receive_done(t, nr, AMP_SYS_SOCKRECV, 0, ret);
+			return 0;
+		}
+	}
+	t = thread_state(false);
 	if (!t || t->p.kind == AMP_SYS_NONE)
 		return 0;
 	p = &t->p;
@@ -135,11 +173,8 @@ static __always_inline int logging_syscall_exit(long ret)
 			else
 				file_account_write(p, e->id, ret);
 		}
-	} else if (ret > 0) {
-		e = entry_open(t, bpf_get_current_pid_tgid(), p);
-		if (e)
-			e->bytes = p->kind == AMP_SYS_RECVMMSG ?
-				   recvmmsg_bytes(p->arg_ptr, ret) : ret;
+	} else {
+		receive_done(t, p->nr, p->kind, p->arg_ptr, ret);
 	}
 	p->kind = AMP_SYS_NONE;
 	return 0;
@@ -148,13 +183,13 @@ static __always_inline int logging_syscall_exit(long ret)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 {
-	return logging_syscall_exit(ret);
+	return logging_syscall_exit(-1, ret);
 }
 
 SEC("tracepoint")	/* attached by the loader: syscalls:sys_exit_<name> */
 int on_syscall_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	return logging_syscall_exit(ctx->ret);
+	return logging_syscall_exit(ctx->id, ctx->ret);
 }
 
 /* A thread that exits ends its entry: nothing else can be charged to it. */
@@ -164,7 +199,7 @@ int BPF_PROG(on_thread_exit)
 	struct amp_thread *t = thread_state(false);
 
 	if (t)
-		entry_close(t);
+		entry_close(t, bpf_ktime_get_boot_ns());
 	return 0;
 }
 

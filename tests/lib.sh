@@ -352,6 +352,7 @@ start_tracer() {
     wait_for "grep -q 'tracing (' $AMP_TMP/tracer.err || ! _alive $TRACER_PID" 30 ||
         { _log "start_tracer: amptrace did not attach in 30 s"; return 1; }
     _alive "$TRACER_PID" || { cat "$AMP_TMP/tracer.err" >&2; _log "start_tracer: amptrace died"; return 1; }
+    _log "start_tracer: $(grep -m1 'tracing (' "$AMP_TMP/tracer.err")"
 }
 
 # stop_tracer: Ctrl-C it, as a user would; fail unless it exits 0 with a summary.

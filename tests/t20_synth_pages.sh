@@ -6,22 +6,27 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
 
-mnt=$AMP_TMP/mnt
-make_loopfs ext4 256 "$mnt"
-
 prog_ids() { bpftool prog show 2>/dev/null | sed -nE 's/^([0-9]+): .* name on_[a-z_]+ .*/\1/p' | sort; }
-prog_ids >"$AMP_TMP/progs.before"
-start_tracer -c synth_writer --dev "$LOOPNAME"
-prog_ids | comm -13 "$AMP_TMP/progs.before" - >"$AMP_TMP/progs.mine"
-[[ -s $AMP_TMP/progs.mine ]] || fail "no amptrace BPF program visible while tracing"
-"$SYNTH_WRITER" -n 8 -w 2 -m 3 "$mnt" | cat >"$AMP_TMP/expect.json"
-sync
-stop_tracer
 
-python3 "$AMP_ROOT/tests/checks.py" synth "$AMP_TMP/expect.json" "$TRACE_OUT" \
-    "$LOOPNAME" "$(getconf PAGESIZE)"
+# Both ways into the syscalls: the preset's own tracepoints, and the raw hook.
+for hook in default --raw-syscalls; do
+    args=(); [[ $hook == default ]] || args=("$hook")
+    mnt=$AMP_TMP/mnt-${hook#--}
+    make_loopfs ext4 256 "$mnt"
+    prog_ids >"$AMP_TMP/progs.before"
+    start_tracer -c synth_writer --dev "$LOOPNAME" "${args[@]}"
+    prog_ids | comm -13 "$AMP_TMP/progs.before" - >"$AMP_TMP/progs.mine"
+    [[ -s $AMP_TMP/progs.mine ]] || fail "no amptrace BPF program visible while tracing"
+    "$SYNTH_WRITER" -n 8 -w 2 -m 3 "$mnt" | cat >"$AMP_TMP/expect.json"
+    sync
+    stop_tracer
 
-# Nothing stays attached after the tracer exits (ids: other tracers may run).
-left=$(prog_ids | comm -12 "$AMP_TMP/progs.mine" -)
-[[ -z $left ]] || fail "BPF programs $left still loaded after amptrace exited"
-ok "$(wc -l <"$AMP_TMP/progs.mine") BPF programs loaded while tracing, none left after"
+    _log "hook: $hook"
+    python3 "$AMP_ROOT/tests/checks.py" synth "$AMP_TMP/expect.json" "$TRACE_OUT" \
+        "$LOOPNAME" "$(getconf PAGESIZE)"
+
+    # Nothing stays attached after the tracer exits (ids: other tracers may run).
+    left=$(prog_ids | comm -12 "$AMP_TMP/progs.mine" -)
+    [[ -z $left ]] || fail "BPF programs $left still loaded after amptrace exited"
+    ok "$hook: $(wc -l <"$AMP_TMP/progs.mine") BPF programs loaded while tracing, none left after"
+done

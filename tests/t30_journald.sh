@@ -12,15 +12,20 @@ start_journald
 journal=$(journald_file)
 ino=$(stat -c %i "$journal")
 
-start_tracer -c systemd-journal --dev "$LOOPNAME"
-msg="amptrace test entry $$ $(date +%s%N)"
-send_journal_entry "$msg"
-# The datagram: MESSAGE, PRIORITY and SYSLOG_IDENTIFIER lines, each + "\n".
-dgram=$(printf '%s\n' "MESSAGE=$msg" PRIORITY=6 "SYSLOG_IDENTIFIER=$AMP_TAG" | wc -c)
-sleep 2     # journald appends, then its 250 ms ftruncate timer fires
-sync
-sleep 1
-stop_tracer
+# Both ways into the receive: recvmsg's own tracepoint, and the raw hook.
+for hook in default --raw-syscalls; do
+    args=(); [[ $hook == default ]] || args=("$hook")
+    start_tracer -c systemd-journal --dev "$LOOPNAME" "${args[@]}"
+    msg="amptrace test entry $$ $(date +%s%N)"
+    send_journal_entry "$msg"
+    # The datagram: MESSAGE, PRIORITY and SYSLOG_IDENTIFIER lines, each + "\n".
+    dgram=$(printf '%s\n' "MESSAGE=$msg" PRIORITY=6 "SYSLOG_IDENTIFIER=$AMP_TAG" | wc -c)
+    sleep 2     # journald appends, then its 250 ms ftruncate timer fires
+    sync
+    sleep 1
+    stop_tracer
 
-python3 "$AMP_ROOT/tests/checks.py" journald "$TRACE_OUT" "$LOOPNAME" "$ino" "$dgram" \
-    "$(getconf PAGESIZE)"
+    _log "hook: $hook"
+    python3 "$AMP_ROOT/tests/checks.py" journald "$TRACE_OUT" "$LOOPNAME" "$ino" "$dgram" \
+        "$(getconf PAGESIZE)"
+done

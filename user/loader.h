@@ -38,6 +38,7 @@ struct trace_opts {
 	bool json;
 	bool verbose;
 	bool quiet;		/* summary only */
+	bool raw_syscalls;	/* raw sys_enter/sys_exit even where syscall events exist */
 	const char *record_path;	/* record: -o FILE */
 	const char *metrics_addr;	/* --metrics HOST:PORT */
 	const char *metrics_file;	/* --metrics-file PATH (node_exporter textfile) */

@@ -5,8 +5,8 @@
 #include "loader.h"
 
 static const struct preset_syscall receive_syscalls[] = {
-	{ "recvmsg", SYS_recvmsg, AMP_SYS_RECV },
-	{ "recvfrom", SYS_recvfrom, AMP_SYS_RECV },
+	{ "recvmsg", SYS_recvmsg, AMP_SYS_SOCKRECV },
+	{ "recvfrom", SYS_recvfrom, AMP_SYS_SOCKRECV },
 	{ "recvmmsg", SYS_recvmmsg, AMP_SYS_RECVMMSG },
 	{ "read", SYS_read, AMP_SYS_RECV },
 	{ "readv", SYS_readv, AMP_SYS_RECV },

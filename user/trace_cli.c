@@ -60,6 +60,7 @@ enum {
 	OPT_MAX_FILES,
 	OPT_RINGBUF_KB,
 	OPT_SETTLE,
+	OPT_RAW_SYSCALLS,
 	OPT_BTF,
 	OPT_METRICS,
 	OPT_METRICS_FILE,
@@ -89,6 +90,8 @@ static const struct argp_option trace_options[] = {
 	{ "settle-timeout", OPT_SETTLE, "SECONDS", 0,
 	  "Report a closed entry whose pages are still unwritten after this long (120)", 1 },
 	{ "btf", OPT_BTF, "FILE", 0, "Kernel BTF to use instead of /sys/kernel/btf/vmlinux", 1 },
+	{ "raw-syscalls", OPT_RAW_SYSCALLS, NULL, 0,
+	  "Hook every syscall (raw sys_enter/sys_exit), not only the preset's own tracepoints", 1 },
 	{},
 };
 
@@ -274,6 +277,9 @@ static int parse_opt(int key, char *arg, struct argp_state *state)
 		if (parse_ulong("--settle-timeout", arg, 1, 86400, &v))
 			return EINVAL;
 		o->settle_timeout = v;
+		break;
+	case OPT_RAW_SYSCALLS:
+		o->raw_syscalls = true;
 		break;
 	case OPT_BTF:
 		if (access(arg, R_OK)) {

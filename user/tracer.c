@@ -632,8 +632,8 @@ static bool add_sys_link(struct tracer *t, struct bpf_link *link)
  * The preset's syscalls through their own tracepoints (syscalls:sys_enter_
  * write, ...): then no other syscall of the system runs a program, which is
  * most of what tracing costs a busy logger.  Where the kernel has no
- * syscall events (CONFIG_FTRACE_SYSCALLS) or tracefs is not mounted, the
- * raw sys_enter/sys_exit, which see every syscall.
+ * syscall events (CONFIG_FTRACE_SYSCALLS) or tracefs is not mounted, or
+ * with --raw-syscalls, the raw sys_enter/sys_exit, which see every syscall.
  */
 static int attach_syscall_hooks(struct tracer *t, const struct preset_syscall *sys, int n)
 {
@@ -641,17 +641,19 @@ static int attach_syscall_hooks(struct tracer *t, const struct preset_syscall *s
 	char event[64];
 	int i;
 
-	for (i = 0; i < n && i < AMP_MAX_PRESET_SYSCALLS; i++) {
+	for (i = 0; !t->opts->raw_syscalls && i < n && i < AMP_MAX_PRESET_SYSCALLS; i++) {
 		snprintf(event, sizeof(event), "sys_exit_%s", sys[i].name);
 		if (!add_sys_link(t, bpf_program__attach_tracepoint(skel->progs.on_syscall_exit,
 								    "syscalls", event)))
 			break;
+		if (sys[i].kind == AMP_SYS_SOCKRECV)
+			continue;	/* its exit does everything */
 		snprintf(event, sizeof(event), "sys_enter_%s", sys[i].name);
 		if (!add_sys_link(t, bpf_program__attach_tracepoint(skel->progs.on_syscall_enter,
 								    "syscalls", event)))
 			break;
 	}
-	if (i == n) {
+	if (i == n && !t->opts->raw_syscalls) {
 		t->sys_hook = "syscall tracepoints";
 		return 0;
 	}
