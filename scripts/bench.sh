@@ -87,7 +87,7 @@ RATES=(10000 100000)
 # it out of the alternation and compares it on per-program BPF time only.
 # journald's runs (full mode) also alternate with "floor": empty bpftrace
 # programs on the same tracepoints, i.e. what attaching anything there costs
-# (the raw syscall tracepoints put every syscall on the slow path).
+# (any syscall tracepoint puts every syscall of the system on the slow path).
 MODES=(untraced amptrace) TRACERS=(amptrace)
 if ((use_bt)); then
     TRACERS+=(bpftrace)
@@ -146,7 +146,7 @@ TPID='' TOUT='' NRUN=0
 # run's file would send SIGINT before the tracer installs its handler, and
 # a background job of a script ignores SIGINT until then.
 tracer_start() {
-    local mode=$1 preset=$2 comm=$3 disk=$4 tag=$5 t0=$SECONDS
+    local mode=$1 preset=$2 comm=$3 disk=$4 tag=$5 t0=$SECONDS floor
     TPID='' TOUT=$AMP_TMP/run$((++NRUN)).$tag.$mode.out
     case $mode in
         untraced) return 0 ;;
@@ -158,17 +158,12 @@ tracer_start() {
             wait_for "grep -qs 'tracing (' '$TOUT.err' || ! _alive $TPID" 60 || true
             ;;
         bpftrace|floor)
-            local prog=$AMP_TMP/equiv-$preset-$comm.bt
-            [[ -s $prog ]] || "$HERE/bpftrace-equivalent.sh" "$preset" "$comm" >"$prog"
-            if [[ $mode == floor ]]; then
-                # Empty programs on the busiest tracepoints: what a program
-                # costs here before it does anything (bpf_stats' clock reads,
-                # the prologue), to read the per-event figures against.
-                prog=$AMP_TMP/floor.bt
-                printf '%s { }\n' tracepoint:raw_syscalls:sys_enter tracepoint:raw_syscalls:sys_exit \
-                    tracepoint:writeback:writeback_dirty_folio tracepoint:exceptions:page_fault_user \
-                    tracepoint:block:block_rq_complete >"$prog"
-            fi
+            # floor: empty programs on the busiest of the same tracepoints,
+            # what a program costs here before it does anything (bpf_stats'
+            # clock reads, the prologue), to read the per-event figures against.
+            local prog=$AMP_TMP/equiv-$preset-$comm-$mode.bt
+            [[ $mode == floor ]] && floor=floor || floor=''
+            [[ -s $prog ]] || "$HERE/bpftrace-equivalent.sh" "$preset" "$comm" $floor >"$prog"
             BPFTRACE_MAP_KEYS_MAX=262144 bpftrace -B none -o "$TOUT" "$prog" \
                 >/dev/null 2>"$TOUT.err" </dev/null &
             TPID=$!

@@ -1,51 +1,65 @@
 #!/usr/bin/env bash
 # Print the bpftrace program that `make bench` runs side by side with
-# amptrace: the same tracepoints (syscall enter/exit, thread exit, dirty
-# folio, user page fault, bio queue, request completion, jbd2 handle and
-# commit), the same filters (comm, the preset's syscalls), and comparable
-# per-thread, per-entry and per-page maps, sized like amptrace's defaults
-# (run it with BPFTRACE_MAP_KEYS_MAX=262144).  What it cannot do is what
-# makes amptrace's programs longer: check the fd's type, walk a request's
-# bios page by page, or hand finished entries to user space.
+# amptrace: the same tracepoints (the preset's own syscall tracepoints,
+# thread exit, dirty folio, bio queue, request completion, jbd2 handle and
+# commit), the same filters (comm), and comparable per-thread, per-entry
+# and per-page maps, sized like amptrace's defaults (run it with
+# BPFTRACE_MAP_KEYS_MAX=262144).  What it cannot do is what makes
+# amptrace's programs longer: check the fd's type, walk a request's bios
+# page by page, or hand finished entries to user space.
 #
-#   scripts/bench/bpftrace-equivalent.sh write|journald COMM > prog.bt
+#   scripts/bench/bpftrace-equivalent.sh write|journald COMM [floor] > prog.bt
 #   BPFTRACE_MAP_KEYS_MAX=262144 bpftrace prog.bt
+#
+# floor: empty programs on the busiest of those tracepoints instead, what
+# attaching anything there costs before it does any work.
 set -euo pipefail
-preset=${1:?usage: $0 write|journald COMM} comm=${2:?usage: $0 write|journald COMM}
+preset=${1:?usage: $0 write|journald COMM [floor]} comm=${2:?usage: $0 write|journald COMM [floor]}
+floor=${3:-}
+# The syscall tracepoints amptrace attaches for the preset: a write opens
+# its entry at enter; recvmsg and recvfrom are handled at exit alone.
 case $preset in
-    write)    names=(write writev pwrite64 pwritev pwritev2) ;;
-    journald) names=(recvmsg recvfrom recvmmsg read readv) ;;
+    write)    enter=(write writev pwrite64 pwritev pwritev2); exits=("${enter[@]}") ;;
+    journald) enter=(recvmmsg read readv); exits=(recvmsg recvfrom recvmmsg read readv) ;;
     *) echo "$0: preset must be write or journald" >&2; exit 2 ;;
 esac
-# Syscall numbers from this host's headers, as amptrace takes them.
-mapfile -t nrs < <(printf '#include <sys/syscall.h>\n%s\n' "${names[@]/#/SYS_}" |
-                   cpp -P - | grep -E '^[0-9]+$')
-((${#nrs[@]} == ${#names[@]})) || { echo "$0: cannot resolve syscall numbers" >&2; exit 1; }
-filter=$(printf 'args->id == %s || ' "${nrs[@]}")
-filter=${filter% || }
+probes() {   # enter|exit NAME...: a bpftrace probe list
+    local kind=$1 IFS=,
+    shift
+    local list=("${@/#/tracepoint:syscalls:sys_${kind}_}")
+    echo "${list[*]}"
+}
+
+if [[ $floor == floor ]]; then
+    printf '%s { }\n' "$(probes enter "${enter[@]}")" "$(probes exit "${exits[@]}")" \
+        tracepoint:writeback:writeback_dirty_folio tracepoint:block:block_rq_complete
+    exit 0
+fi
 
 # write: the entry opens at syscall entry (the write dirties pages);
 # journald: at exit, once the receive returned data.
 if [[ $preset == write ]]; then
     open_enter='@seq = @seq + 1; @entry[tid] = @seq;'
+    exit_filter='@pending[tid]'
     open_exit='if (args->ret > 0) { @bytes[@entry[tid]] = args->ret; }'
 else
     open_enter=''
+    exit_filter="comm == \"$comm\""
     open_exit='if (args->ret > 0) { @seq = @seq + 1; @entry[tid] = @seq; @bytes[@seq] = args->ret; }'
 fi
 
 cat <<BT
 BEGIN { printf("attached\n"); }
 
-tracepoint:raw_syscalls:sys_enter
-/comm == "$comm" && ($filter)/
+$(probes enter "${enter[@]}")
+/comm == "$comm"/
 {
 	@pending[tid] = nsecs;
 	$open_enter
 }
 
-tracepoint:raw_syscalls:sys_exit
-/@pending[tid]/
+$(probes exit "${exits[@]}")
+/$exit_filter/
 {
 	$open_exit
 	delete(@pending[tid]);
@@ -62,12 +76,6 @@ tracepoint:writeback:writeback_dirty_folio
 {
 	@owner[args->ino, args->index] = @entry[tid];
 	@pages[@entry[tid]] = count();
-}
-
-tracepoint:exceptions:page_fault_user
-/(args->error_code & 2) && @entry[tid]/
-{
-	@faults[@entry[tid]] = count();
 }
 
 tracepoint:jbd2:jbd2_handle_start
@@ -104,7 +112,7 @@ tracepoint:block:block_rq_complete
 END
 {
 	clear(@pending); clear(@entry); clear(@bytes); clear(@owner); clear(@pages);
-	clear(@faults); clear(@txn_entries); clear(@committing); clear(@jbd2_bios);
+	 clear(@txn_entries); clear(@committing); clear(@jbd2_bios);
 	clear(@seq);
 }
 BT
