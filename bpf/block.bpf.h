@@ -145,12 +145,12 @@ static __always_inline void charge_owner(struct walk *w, struct amp_page_key *ke
 }
 
 /* Bytes nobody owns: classify by what the page is. */
-static __always_inline int classify_unowned(struct walk *w, struct inode *host)
+static __always_inline int classify_unowned(struct walk *w, struct inode *host, __u64 ino)
 {
 	if (!host)	/* anonymous, bounce or frozen-copy page */
 		return w->bio_jbd2 ? AMP_CLASS_JOURNAL :
 		       w->bio_meta ? AMP_CLASS_METADATA : AMP_CLASS_OTHER;
-	if (inode_holds_data(host))
+	if (inode_holds_data(BPF_CORE_READ(host, i_mode), ino, BPF_CORE_READ(host, i_sb)))
 		return AMP_CLASS_OTHER;	/* an untraced writer's file data */
 	return w->bio_jbd2 ? AMP_CLASS_JOURNAL : AMP_CLASS_METADATA;
 }
@@ -233,7 +233,7 @@ static long walk_step(__u32 i, void *ctx)
 	}
 	if (chunk > page_size - in_page)
 		chunk = page_size - in_page;
-	charge_class(w, classify_unowned(w, host), chunk);
+	charge_class(w, classify_unowned(w, host, key.ino), chunk);
 advance:
 	w->done += chunk;
 	w->bio_left -= chunk;

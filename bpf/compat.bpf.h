@@ -2,6 +2,11 @@
 /*
  * CO-RE shims: every place where the kernel's layout changed under us,
  * decided from BTF at load time, never from a version number.
+ *
+ * Helpers that take a tp_btf argument (a folio or superblock the kernel
+ * handed us) load its fields directly: a verified load, not a helper call
+ * per field.  Pointers computed from raw values (the block walk's pages)
+ * can only be read with bpf_probe_read_kernel (BPF_CORE_READ).
  */
 #ifndef AMPTRACE_COMPAT_BPF_H
 #define AMPTRACE_COMPAT_BPF_H
@@ -38,30 +43,31 @@ struct folio___flags_ulong {
 	unsigned long flags;
 } __attribute__((preserve_access_index));
 
+/* folio: a tp_btf argument (direct loads). */
 static __always_inline bool folio_is_large(struct folio *folio)
 {
 	int head = bpf_core_enum_value(enum pageflags, PG_head);
-	unsigned long flags = 0;
-	__u32 off;
+	unsigned long flags;
 
 	if (bpf_core_field_exists(struct folio___flags_ulong, flags))
-		off = bpf_core_field_offset(struct folio___flags_ulong, flags);
+		flags = ((struct folio___flags_ulong *)folio)->flags;
 	else
-		off = bpf_core_field_offset(struct folio, flags);
-	bpf_probe_read_kernel(&flags, sizeof(flags), (void *)folio + off);
+		flags = *(unsigned long *)((void *)folio +
+					   bpf_core_field_offset(struct folio, flags));
 	return flags & (1UL << head);
 }
 
+/* folio: a tp_btf argument (direct loads). */
 static __always_inline __u32 folio_npages(struct folio *folio)
 {
 	if (!folio_is_large(folio))
 		return 1;
 	if (bpf_core_field_exists(struct folio___nr_pages, _nr_pages))
-		return BPF_CORE_READ((struct folio___nr_pages *)folio, _nr_pages);
+		return ((struct folio___nr_pages *)folio)->_nr_pages;
 	if (bpf_core_field_exists(struct folio___folio_nr_pages, _folio_nr_pages))
-		return BPF_CORE_READ((struct folio___folio_nr_pages *)folio, _folio_nr_pages);
+		return ((struct folio___folio_nr_pages *)folio)->_folio_nr_pages;
 	if (bpf_core_field_exists(struct folio___order, _folio_order))
-		return 1u << BPF_CORE_READ((struct folio___order *)folio, _folio_order);
+		return 1u << ((struct folio___order *)folio)->_folio_order;
 	return 1;
 }
 
@@ -93,19 +99,25 @@ static __always_inline struct address_space *folio_file_mapping(struct folio *fo
  */
 #define AMP_BTRFS_SUPER_MAGIC 0x9123683E
 
-static __always_inline struct block_device *sb_bdev(struct super_block *sb)
+/* The disk (kernel dev_t) under a superblock, 0 for none (tmpfs, proc).
+ * sb: from a tp_btf argument (direct loads but for btrfs's private info). */
+static __always_inline __u32 sb_disk(struct super_block *sb)
 {
-	struct block_device *bdev = BPF_CORE_READ(sb, s_bdev);
-	struct btrfs_fs_info *fs_info;
+	struct block_device *bdev = sb->s_bdev;
+	struct gendisk *disk;
 
-	if (bdev)
-		return bdev;
-	if (bpf_core_type_exists(struct btrfs_fs_info) &&
-	    BPF_CORE_READ(sb, s_magic) == AMP_BTRFS_SUPER_MAGIC) {
-		fs_info = BPF_CORE_READ(sb, s_fs_info);
-		return BPF_CORE_READ(fs_info, fs_devices, latest_dev, bdev);
+	if (bdev) {
+		disk = bdev->bd_disk;
+		return disk ? (disk->major << 20) | disk->first_minor : 0;
 	}
-	return NULL;
+	if (bpf_core_type_exists(struct btrfs_fs_info) && sb->s_magic == AMP_BTRFS_SUPER_MAGIC) {
+		struct btrfs_fs_info *fs_info = sb->s_fs_info;	/* void *: raw from here */
+
+		disk = BPF_CORE_READ(fs_info, fs_devices, latest_dev, bdev, bd_disk);
+		if (disk)
+			return (BPF_CORE_READ(disk, major) << 20) | BPF_CORE_READ(disk, first_minor);
+	}
+	return 0;
 }
 
 /*
@@ -137,12 +149,11 @@ static __always_inline struct gendisk *request_disk(struct request *rq)
  */
 #define AMP_BTRFS_BTREE_INO 1
 
-static __always_inline bool inode_holds_data(struct inode *inode)
+static __always_inline bool inode_holds_data(__u16 mode, __u64 ino, struct super_block *sb)
 {
-	if ((BPF_CORE_READ(inode, i_mode) & AMP_S_IFMT) != AMP_S_IFREG)
+	if ((mode & AMP_S_IFMT) != AMP_S_IFREG)
 		return false;
-	return !(BPF_CORE_READ(inode, i_ino) == AMP_BTRFS_BTREE_INO &&
-		 BPF_CORE_READ(inode, i_sb, s_magic) == AMP_BTRFS_SUPER_MAGIC);
+	return !(ino == AMP_BTRFS_BTREE_INO && BPF_CORE_READ(sb, s_magic) == AMP_BTRFS_SUPER_MAGIC);
 }
 
 

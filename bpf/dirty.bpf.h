@@ -38,15 +38,16 @@ int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 	struct amp_entry *e;
 	__u32 slot, disk;
 
+	/* All tp_btf pointers: direct loads, no helper call per field. */
 	if (!mapping)
 		return 0;
-	host = BPF_CORE_READ(mapping, host);
+	host = mapping->host;
 	if (!host)
 		return 0;
-	sb = BPF_CORE_READ(host, i_sb);
-	key.dev = BPF_CORE_READ(sb, s_dev);
-	key.ino = BPF_CORE_READ(host, i_ino);
-	key.index = BPF_CORE_READ(folio, index);
+	sb = host->i_sb;
+	key.dev = sb->s_dev;
+	key.ino = host->i_ino;
+	key.index = folio->index;
 
 	/* A new dirtying episode: whoever owned the folio before is done. */
 	page_owner_cancel(&key);
@@ -79,7 +80,7 @@ int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 
 	owner.entry_id = e->id;
 	owner.npages = folio_npages(folio);
-	owner.kind = inode_holds_data(host) ? AMP_PAGE_FILE : AMP_PAGE_META;
+	owner.kind = inode_holds_data(host->i_mode, key.ino, sb) ? AMP_PAGE_FILE : AMP_PAGE_META;
 	slot = e->nr_runs;
 	owner.run = slot < AMP_SCATTER_MAX ? slot : 0xffff;
 	if (bpf_map_update_elem(&page_owners, &key, &owner, BPF_ANY)) {

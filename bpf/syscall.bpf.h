@@ -18,13 +18,13 @@
 /* The inode behind fd in the current task, or NULL. */
 static __always_inline struct inode *fd_inode(int fd)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	/* Direct loads down to the fd array; its slots are raw pointers. */
+	struct fdtable *fdt = bpf_get_current_task_btf()->files->fdt;
 	struct file **fds, *file = NULL;
 
-	if (!fdt || fd < 0 || fd >= BPF_CORE_READ(fdt, max_fds))
+	if (!fdt || fd < 0 || fd >= fdt->max_fds)
 		return NULL;
-	fds = BPF_CORE_READ(fdt, fd);
+	fds = fdt->fd;
 	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
 		return NULL;
 	return BPF_CORE_READ(file, f_inode);

@@ -32,17 +32,6 @@ static __always_inline bool task_is_target(__u64 pid_tgid)
 	return true;
 }
 
-/* The disk under a superblock (kernel dev_t), 0 for none (tmpfs, proc). */
-static __always_inline __u32 sb_disk(struct super_block *sb)
-{
-	struct block_device *bdev = sb_bdev(sb);
-	struct gendisk *disk = bdev ? BPF_CORE_READ(bdev, bd_disk) : NULL;
-
-	if (!disk)
-		return 0;
-	return (BPF_CORE_READ(disk, major) << 20) | BPF_CORE_READ(disk, first_minor);
-}
-
 /* Is this disk the one given by --dev? */
 static __always_inline bool disk_is_target(__u32 disk)
 {
