@@ -20,7 +20,7 @@
 static __always_inline __u64 ringbuf_wakeup_flag(__u64 len)
 {
 	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
-	__u64 quarter = bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4;
+	__u64 quarter = ringbuf_quarter;
 
 	return avail <= quarter && avail + len > quarter ?
 	       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;

@@ -17,6 +17,7 @@ const volatile __u32 target_disk_major = 0;
 const volatile __u32 target_disk_minor = 0;
 const volatile __u32 page_size = 4096;
 const volatile __u32 walk_max_steps = 4096;	/* bvec chunks per request */
+const volatile __u64 ringbuf_quarter = 1 << 20;	/* a quarter of the events ring */
 /* Address of xfs's log-write completion (xlog_bio_end_io) from kallsyms:
  * bios that end there are xfs log writes, its journal.  0: unknown. */
 const volatile __u64 xfs_log_end_io = 0;

@@ -170,6 +170,7 @@ static int configure(struct tracer *t)
 	bpf_map__set_max_entries(skel->maps.page_owners, o->max_pages);
 	bpf_map__set_max_entries(skel->maps.files, o->max_files);
 	bpf_map__set_max_entries(skel->maps.events, o->ringbuf_kb * 1024);
+	skel->rodata->ringbuf_quarter = o->ringbuf_kb * 1024 / 4;
 
 	/* xfs log writes are recognised by their completion function. */
 	skel->rodata->xfs_log_end_io = kallsyms_lookup("xlog_bio_end_io");
