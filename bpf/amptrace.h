@@ -19,6 +19,7 @@
 enum amp_rec_type {
 	AMP_REC_ENTRY = 1,	/* struct amp_entry: a finished, settled entry */
 	AMP_REC_TXN = 2,	/* struct amp_txn_rec: a committed jbd2 transaction */
+	AMP_REC_SETTLED = 3,	/* struct amp_settle: an entry's pages all written */
 };
 
 /* What a traced syscall does to entries. */
@@ -50,6 +51,8 @@ enum amp_page_kind {
 #define AMP_ENTRY_CLOSED	(1u << 0)	/* the thread moved on or exited */
 #define AMP_ENTRY_FAILED	(1u << 1)	/* the write syscall returned <= 0 */
 #define AMP_ENTRY_DRAINED	(1u << 2)	/* reported at exit or timeout, not settled */
+#define AMP_ENTRY_UNSETTLED	(1u << 3)	/* kernel record at close: folios still
+						 * unwritten, an AMP_REC_SETTLED follows */
 
 /* One dirtied folio: (file, page offset) and its size in pages. */
 struct amp_page_run {
@@ -70,9 +73,11 @@ struct amp_entry_txn {
 };
 
 /*
- * One logging syscall and everything charged to it.  Lives in the entries
- * map while open or unsettled, and is copied whole into the ring buffer
- * once: when it is closed and every folio it dirtied has been written.
+ * One logging syscall and everything charged to it.  The kernel keeps it in
+ * its thread's state while open and sends it when the thread closes it,
+ * with only the scatter slots in use; the device-side counters of an entry
+ * that dirtied folios come later, in its struct amp_settle, and user space
+ * merges the two (AMP_ENTRY_UNSETTLED marks an entry waiting for that).
  */
 struct amp_entry {
 	__u32 type;		/* AMP_REC_ENTRY */
@@ -105,6 +110,23 @@ struct amp_entry {
 };
 
 /* A jbd2 transaction: who opened handles in it, what its commit wrote. */
+/*
+ * What the block layer adds to an entry that dirtied folios, from its first
+ * folio until the last one is written (or it times out): small, because
+ * at 100k entries/s tens of thousands wait for write-back at once.  Sent
+ * as AMP_REC_SETTLED when the last reference goes.
+ */
+struct amp_settle {
+	__u32 type;		/* AMP_REC_SETTLED */
+	__s32 outstanding;	/* 1 while open + folios not yet written */
+	__u64 id;
+	__u64 closed_ns;	/* CLOCK_BOOTTIME its thread closed it, 0 while open */
+	__u64 dev_bytes[2];	/* data, metadata charged to it */
+	__u64 runs_written;	/* bit i: runs[i] had its first device bytes */
+	__u32 ios;		/* requests that carried its pages */
+	__u32 folios_written;
+};
+
 struct amp_txn_key {
 	__u32 dev;
 	__u32 tid;
@@ -179,7 +201,7 @@ struct amp_file_stats {
 struct amp_stats {
 	__u64 entries_opened;
 	__u64 ringbuf_drops;	/* finished entries that did not fit */
-	__u64 entries_full;	/* entries map full: syscall not traced */
+	__u64 entries_full;	/* unsettled map full: an entry's folios not charged */
 	__u64 tasks_full;	/* no memory for a thread's state: not traced */
 	__u64 commits_full;	/* jbd2 commit map full: its blocks not by cause */
 	__u64 pages_full;	/* page-owner map full: folio uncharged */

@@ -107,7 +107,7 @@ static __always_inline void charge_owner(struct walk *w, struct amp_page_key *ke
 	int cls = o->kind == AMP_PAGE_FILE ? AMP_CLASS_DATA : AMP_CLASS_METADATA;
 	struct amp_file_key fk = { .dev = key->dev, .ino = key->ino };
 	struct amp_file_stats *fs;
-	struct amp_entry *e;
+	struct amp_settle *s;
 	bool first = o->bytes_written == 0;
 	__u32 written;
 
@@ -116,28 +116,28 @@ static __always_inline void charge_owner(struct walk *w, struct amp_page_key *ke
 	if (fs)
 		__sync_fetch_and_add(&fs->dev_bytes, bytes);
 
-	e = entry_lookup(o->entry_id);
-	if (!e) {
+	s = settle_lookup(o->entry_id);
+	if (!s) {
 		__sync_fetch_and_add(&w->ds->late_bytes, bytes);
 	} else {
 		__sync_fetch_and_add(&w->ds->charged_bytes, bytes);
 		if (cls == AMP_CLASS_METADATA)
 			__sync_fetch_and_add(&w->ds->meta_owned, bytes);
-		__sync_fetch_and_add(&e->dev_bytes[cls & 1], bytes);
+		__sync_fetch_and_add(&s->dev_bytes[cls & 1], bytes);
 		if (w->last_entry != o->entry_id) {
-			__sync_fetch_and_add(&e->ios, 1);
+			__sync_fetch_and_add(&s->ios, 1);
 			w->last_entry = o->entry_id;
 		}
 	}
 
 	written = __sync_fetch_and_add(&o->bytes_written, bytes) + bytes;
-	if (first && e) {
+	if (first && s) {
 		__u16 run = o->run;
 
 		if (run < AMP_SCATTER_MAX)
-			e->runs[run].written = 1;
-		__sync_fetch_and_add(&e->folios_written, 1);
-		entry_put(e);
+			__sync_fetch_and_or(&s->runs_written, 1ULL << run);
+		__sync_fetch_and_add(&s->folios_written, 1);
+		settle_put(s);
 	}
 	/* Whole folio out: forget it, the next dirtier pays again. */
 	if (written >= o->npages * page_size)

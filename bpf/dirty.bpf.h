@@ -12,15 +12,15 @@
 static __always_inline void page_owner_cancel(struct amp_page_key *key)
 {
 	struct amp_page_owner *o = bpf_map_lookup_elem(&page_owners, key);
-	struct amp_entry *e;
+	struct amp_settle *s;
 
 	if (!o)
 		return;
 	if (!o->bytes_written) {
 		STAT_INC(pages_cancelled);
-		e = entry_lookup(o->entry_id);
-		if (e)
-			entry_put(e);
+		s = settle_lookup(o->entry_id);
+		if (s)
+			settle_put(s);
 	}
 	bpf_map_delete_elem(&page_owners, key);
 }
@@ -33,6 +33,7 @@ int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 	struct amp_page_owner owner = {};
 	struct amp_file_key fk = {};
 	struct amp_thread *t;
+	struct amp_settle *s;
 	struct inode *host;
 	struct super_block *sb;
 	struct amp_entry *e;
@@ -74,8 +75,9 @@ int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 	fk.ino = key.ino;
 	if (bpf_map_lookup_elem(&excluded_files, &fk))
 		return 0;
-	/* Its first folio: the block layer must find the entry by id now. */
-	if (!t->entry_mapped && !(e = entry_map(t)))
+	/* What the block layer will charge, by the entry's id. */
+	s = entry_settle(t);
+	if (!s)
 		return 0;
 
 	owner.entry_id = e->id;
@@ -83,12 +85,14 @@ int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 	owner.kind = inode_holds_data(host->i_mode, key.ino, sb) ? AMP_PAGE_FILE : AMP_PAGE_META;
 	slot = e->nr_runs;
 	owner.run = slot < AMP_SCATTER_MAX ? slot : 0xffff;
+	/* The reference first: the folio could be written as soon as it is owned. */
+	__sync_fetch_and_add(&s->outstanding, 1);
 	if (bpf_map_update_elem(&page_owners, &key, &owner, BPF_ANY)) {
 		STAT_INC(pages_full);
+		settle_put(s);	/* never the last: the open entry holds one */
 		return 0;
 	}
 
-	__sync_fetch_and_add(&e->outstanding, 1);
 	if (!e->disk)
 		e->disk = disk;
 	/* Dirtied outside a write syscall: a write fault on a shared mapping.

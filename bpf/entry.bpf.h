@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Entry lifecycle.  An entry is the span of one traced thread from one
- * logging syscall to its next.  It opens in the thread's state and stays
- * there unless it dirties a folio: then it moves to the entries map, where
- * the block layer can find it by id.  There it holds one reference for
- * being open and one per dirtied folio not yet seen at the block layer;
- * whoever drops the last reference (the thread moving on, or the request
- * completion that writes its last folio) copies it to the ring buffer and
- * deletes it.
+ * logging syscall to its next.  It lives in the thread's state, and only
+ * the thread touches it; the thread reports it when it moves on.  An entry
+ * that dirties a folio also gets a small struct amp_settle in `unsettled`,
+ * which the block layer finds by id and charges: it holds one reference for
+ * the entry being open and one per dirtied folio not yet seen at the block
+ * layer, and whoever drops the last one (the thread moving on, or the
+ * request completion that writes its last folio) sends it and deletes it.
  */
 #ifndef AMPTRACE_ENTRY_BPF_H
 #define AMPTRACE_ENTRY_BPF_H
@@ -41,25 +41,22 @@ static __always_inline void entry_report(struct amp_entry *e)
 		STAT_INC(ringbuf_drops);
 }
 
-/* Report an entry of the entries map and forget it. */
-static __always_inline void entry_emit(struct amp_entry *e)
+static __always_inline struct amp_settle *settle_lookup(__u64 id)
 {
-	__u64 id = e->id;
-
-	entry_report(e);
-	bpf_map_delete_elem(&entries, &id);
+	return bpf_map_lookup_elem(&unsettled, &id);
 }
 
-/* Drop one reference; the last one reports the entry. */
-static __always_inline void entry_put(struct amp_entry *e)
+/* Drop one reference; the last one sends the entry's device-side totals. */
+static __always_inline void settle_put(struct amp_settle *s)
 {
-	if (__sync_fetch_and_add(&e->outstanding, -1) == 1)
-		entry_emit(e);
-}
+	__u64 id = s->id;
 
-static __always_inline struct amp_entry *entry_lookup(__u64 id)
-{
-	return bpf_map_lookup_elem(&entries, &id);
+	if (__sync_fetch_and_add(&s->outstanding, -1) != 1)
+		return;
+	s->type = AMP_REC_SETTLED;
+	if (bpf_ringbuf_output(&events, s, sizeof(*s), ringbuf_wakeup_flag(sizeof(*s))))
+		STAT_INC(ringbuf_drops);
+	bpf_map_delete_elem(&unsettled, &id);
 }
 
 /* The current thread's state; created (create=true) on its first logging
@@ -75,49 +72,51 @@ static __always_inline struct amp_thread *thread_state(bool create)
 	return t;
 }
 
-/* The thread's open entry, wherever it lives, or NULL. */
+/* The thread's open entry, or NULL. */
 static __always_inline struct amp_entry *thread_entry(struct amp_thread *t)
 {
-	if (!t || !t->entry_id)
-		return NULL;
-	return t->entry_mapped ? entry_lookup(t->entry_id) : &t->open;
+	return t && t->entry_id ? &t->open : NULL;
 }
 
-/* Move the thread's open entry to the entries map (it dirtied a folio, or
- * tracing ends); the map's copy, or NULL if the map is full (counted). */
-static __always_inline struct amp_entry *entry_map(struct amp_thread *t)
+/* The open entry's settlement, created at its first dirtied folio; NULL if
+ * the map is full (counted: that folio goes uncharged). */
+static __always_inline struct amp_settle *entry_settle(struct amp_thread *t)
 {
 	__u64 id = t->entry_id;
 
-	if (bpf_map_update_elem(&entries, &id, &t->open, BPF_NOEXIST)) {
-		STAT_INC(entries_full);
-		return NULL;
+	if (!t->entry_unsettled) {
+		struct amp_settle init = { .id = id, .outstanding = 1 };
+
+		if (bpf_map_update_elem(&unsettled, &id, &init, BPF_NOEXIST)) {
+			STAT_INC(entries_full);
+			return NULL;
+		}
+		t->entry_unsettled = true;
 	}
-	t->entry_mapped = true;
-	return entry_lookup(id);
+	return settle_lookup(id);
 }
 
-static __always_inline void entry_close(struct amp_thread *t, __u64 now)
+/* The thread moves on (or exits, or tracing ends): report its entry, and
+ * drop the settlement's open reference. */
+static __always_inline void entry_close(struct amp_thread *t, __u64 now, __u32 flags)
 {
-	struct amp_entry *e;
+	struct amp_entry *e = &t->open;
+	struct amp_settle *s = NULL;
 	__u64 id = t->entry_id;
 
 	if (!id)
 		return;
 	t->entry_id = 0;
-	if (!t->entry_mapped) {
-		/* Nothing dirtied: nobody else holds it, it is settled now. */
-		t->open.end_ns = now;
-		t->open.flags |= AMP_ENTRY_CLOSED;
-		entry_report(&t->open);
-		return;
-	}
-	e = entry_lookup(id);
-	if (!e)
-		return;
 	e->end_ns = now;
-	e->flags |= AMP_ENTRY_CLOSED;
-	entry_put(e);
+	e->flags |= AMP_ENTRY_CLOSED | flags;
+	if (t->entry_unsettled && (s = settle_lookup(id))) {
+		s->closed_ns = now;
+		e->flags |= AMP_ENTRY_UNSETTLED;
+	}
+	/* The entry before its settlement: user space holds it until then. */
+	entry_report(e);
+	if (s)
+		settle_put(s);
 }
 
 /* Close the thread's previous entry and open a new one for syscall p, at
@@ -127,7 +126,7 @@ entry_open(struct amp_thread *t, __u64 pid_tgid, const struct pending_syscall *p
 {
 	struct amp_entry *e = &t->open;
 
-	entry_close(t, now);
+	entry_close(t, now, 0);
 
 	/* The scatter slots are written as they fill: clear the rest only. */
 	__builtin_memset(e, 0, offsetof(struct amp_entry, runs));
@@ -139,15 +138,14 @@ entry_open(struct amp_thread *t, __u64 pid_tgid, const struct pending_syscall *p
 	e->syscall_nr = p->nr;
 	e->fd_dev = p->fd_dev;
 	e->fd_ino = p->fd_ino;
-	e->outstanding = 1;
 	t->entry_id = e->id;
-	t->entry_mapped = false;
+	t->entry_unsettled = false;
 	STAT_INC(entries_opened);
 	return e;
 }
 
-/* At the end of tracing, after detaching: every thread's open entry into
- * the entries map, where the loader drains what is left. */
+/* At the end of tracing, after detaching: every thread's open entry is
+ * reported as it stands. */
 SEC("iter/task")
 int drain_threads(struct bpf_iter__task *ctx)
 {
@@ -157,8 +155,8 @@ int drain_threads(struct bpf_iter__task *ctx)
 	if (!task)
 		return 0;
 	t = bpf_task_storage_get(&threads, task, 0, 0);
-	if (t && t->entry_id && !t->entry_mapped)
-		entry_map(t);
+	if (t)
+		entry_close(t, bpf_ktime_get_boot_ns(), AMP_ENTRY_DRAINED);
 	return 0;
 }
 

@@ -76,9 +76,9 @@ struct pending_syscall {
 struct amp_thread {
 	struct pending_syscall p;	/* p.kind == AMP_SYS_NONE: none in flight */
 	__u64 entry_id;			/* its open entry, 0 if none */
-	bool entry_mapped;		/* it moved to `entries`: it dirtied a folio */
+	bool entry_unsettled;		/* it dirtied a folio: in `unsettled` too */
 	__u8 __pad[7];
-	struct amp_entry open;		/* the open entry until then */
+	struct amp_entry open;		/* the open entry */
 };
 
 struct {
@@ -89,15 +89,14 @@ struct {
 } threads SEC(".maps");
 
 /* Entries that dirtied folios, from their first until their last folio is
- * written.  An entry that dirties nothing (most appends land in a page
- * already dirty) never comes here: it lives and ends in its thread's state,
- * with no map update at all. */
+ * written: what the block layer charges, by entry id.  An entry that dirties
+ * nothing (most appends land in a page already dirty) never comes here. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 131072);
 	__type(key, __u64);
-	__type(value, struct amp_entry);
-} entries SEC(".maps");
+	__type(value, struct amp_settle);
+} unsettled SEC(".maps");
 
 /* Dirty folios of traced entries, until their write-out is seen. */
 struct {

@@ -199,7 +199,7 @@ int BPF_PROG(on_thread_exit)
 	struct amp_thread *t = thread_state(false);
 
 	if (t)
-		entry_close(t, bpf_ktime_get_boot_ns());
+		entry_close(t, bpf_ktime_get_boot_ns(), 0);
 	return 0;
 }
 

@@ -102,6 +102,15 @@ struct entry_costs {
 	__u64 window;		/* unclaimed metadata/journal, by window */
 };
 
+/* unsettled.c: entries held until the kernel sends their device bytes. */
+struct unsettled;
+struct unsettled *unsettled_new(void);
+int unsettled_hold(struct unsettled *u, const struct amp_entry *e, size_t len);
+bool unsettled_settle(struct unsettled *u, const struct amp_settle *s, struct amp_entry *out);
+bool unsettled_take_any(struct unsettled *u, struct amp_entry *out);
+size_t unsettled_count(const struct unsettled *u);
+void unsettled_free(struct unsettled *u);
+
 /* ledger.c */
 struct ledger_disk {
 	__u32 disk;

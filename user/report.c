@@ -314,7 +314,7 @@ static __u64 dev_class_sum(const struct amp_dev_stats *st)
 
 #define LOSS_FIELDS(X)                                   \
 	X(ringbuf_drops, "ring buffer full")             \
-	X(entries_full, "entries map full")              \
+	X(entries_full, "unsettled map full")            \
 	X(tasks_full, "no memory for thread state")      \
 	X(commits_full, "jbd2 commit map full")          \
 	X(pages_full, "page map full")                   \

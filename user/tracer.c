@@ -56,6 +56,7 @@ struct tracer {
 	struct top *top;	/* top */
 	struct metrics *metrics;	/* --metrics, --metrics-file */
 	FILE *out;
+	struct unsettled *unsettled;	/* entries awaiting their AMP_REC_SETTLED */
 	void *timed_out;	/* tsearch set of ids reported by the sweep */
 	__u64 entries_timed_out, late_records;
 	/* device counters at start, for every disk in /sys/block */
@@ -95,30 +96,53 @@ static void deliver_entry(void *ctx, const struct amp_entry *e, const struct ent
 		metrics_entry(t->metrics, e, c);
 }
 
+/* An entry's device-side totals came (or, drained, were taken from the
+ * map): the entry is complete, on to the ledger. */
+static void settled(struct tracer *t, const struct amp_settle *s, bool drained)
+{
+	static struct amp_entry e;
+
+	if (!unsettled_settle(t->unsettled, s, &e)) {
+		/* Already reported by the settle-timeout sweep: count, don't
+		 * repeat.  (Otherwise its entry record was lost: ringbuf_drops.) */
+		if (t->timed_out && tfind(&s->id, &t->timed_out, cmp_u64))
+			t->late_records++;
+		return;
+	}
+	if (drained)
+		e.flags |= AMP_ENTRY_DRAINED;
+	ledger_entry(t->ledger, &e);
+}
+
 static int on_record(void *ctx, void *data, size_t len)
 {
 	struct tracer *t = ctx;
 	const struct amp_entry *e = data;
+	__u32 type = len >= sizeof(__u32) ? *(__u32 *)data : 0;
 
-	if (len == sizeof(struct amp_txn_rec) && *(__u32 *)data == AMP_REC_TXN) {
+	if (type == AMP_REC_TXN && len == sizeof(struct amp_txn_rec)) {
 		ledger_txn(t->ledger, data);
 		return 0;
 	}
-	if (len < offsetof(struct amp_entry, runs) || len > sizeof(*e) ||
-	    e->type != AMP_REC_ENTRY)
+	if (type == AMP_REC_SETTLED && len == sizeof(struct amp_settle)) {
+		settled(t, data, false);
 		return 0;
+	}
+	if (type != AMP_REC_ENTRY || len < offsetof(struct amp_entry, runs) || len > sizeof(*e))
+		return 0;
+	if (e->flags & AMP_ENTRY_UNSETTLED) {
+		if (unsettled_hold(t->unsettled, e, len) == 0)
+			return 0;
+		/* No memory to wait: report it as it stands. */
+	}
 	/* The kernel sends only the scatter slots in use: widen to a whole entry. */
 	if (len < sizeof(*e)) {
 		static struct amp_entry full;
 
 		memset(&full, 0, sizeof(full));
 		memcpy(&full, data, len);
+		full.flags &= ~AMP_ENTRY_UNSETTLED;
 		e = &full;
-	}
-	/* Already reported by the settle-timeout sweep: count, don't repeat. */
-	if (t->timed_out && tfind(&e->id, &t->timed_out, cmp_u64)) {
-		t->late_records++;
-		return 0;
 	}
 	ledger_entry(t->ledger, e);
 	return 0;
@@ -166,7 +190,7 @@ static int configure(struct tracer *t)
 		skel->rodata->target_disk_major = major;
 		skel->rodata->target_disk_minor = minor;
 	}
-	bpf_map__set_max_entries(skel->maps.entries, o->max_entries);
+	bpf_map__set_max_entries(skel->maps.unsettled, o->max_entries);
 	bpf_map__set_max_entries(skel->maps.page_owners, o->max_pages);
 	bpf_map__set_max_entries(skel->maps.files, o->max_files);
 	bpf_map__set_max_entries(skel->maps.events, o->ringbuf_kb * 1024);
@@ -313,17 +337,17 @@ out:
 	free(per);
 }
 
-/* Append the ids of the entries in this batch that are due: all of them,
- * or those closed more than --settle-timeout ago. */
-static int collect_stale(const struct amp_entry *batch, __u32 count, bool all,
+/* Append the ids of the settlements in this batch that are due: all of
+ * them, or those whose entry closed more than --settle-timeout ago. */
+static int collect_stale(const struct amp_settle *batch, __u32 count, bool all,
 			 __u64 now_ns, __u64 timeout_ns, __u64 **ids, size_t *n, size_t *cap)
 {
 	for (__u32 i = 0; i < count; i++) {
-		const struct amp_entry *e = &batch[i];
+		const struct amp_settle *s = &batch[i];
 
-		/* end_ns may be after now_ns: closed since the clock was read. */
-		if (!all && (!(e->flags & AMP_ENTRY_CLOSED) || e->end_ns > now_ns ||
-			     now_ns - e->end_ns < timeout_ns))
+		/* closed_ns may be after now_ns: closed since the clock was read. */
+		if (!all && (!s->closed_ns || s->closed_ns > now_ns ||
+			     now_ns - s->closed_ns < timeout_ns))
 			continue;
 		if (*n == *cap) {
 			size_t c = *cap ? *cap * 2 : 64;
@@ -334,22 +358,22 @@ static int collect_stale(const struct amp_entry *batch, __u32 count, bool all,
 			*ids = p;
 			*cap = c;
 		}
-		(*ids)[(*n)++] = e->id;
+		(*ids)[(*n)++] = s->id;
 	}
 	return 0;
 }
 
 /*
- * Entries closed long ago whose pages never reached a device (all: every
- * entry left, at exit).  The map is read in batches: one system call per
- * SWEEP_BATCH entries, not two per entry.
+ * Entries closed long ago whose folios never all reached a device (all:
+ * every one left, at exit): reported as they stand.  The map is read in
+ * batches: one system call per SWEEP_BATCH settlements, not two each.
  */
 static void sweep_stale(struct tracer *t, bool all)
 {
-	int fd = bpf_map__fd(t->skel->maps.entries);
+	int fd = bpf_map__fd(t->skel->maps.unsettled);
 	__u64 now_ns, timeout_ns = t->opts->settle_timeout * 1000000000ULL;
 	__u64 *ids = NULL, *keys = NULL, in_token = 0, out_token = 0;
-	struct amp_entry *batch = NULL, e;
+	struct amp_settle *batch = NULL, s;
 	__u32 batch_len = SWEEP_BATCH;
 	size_t n = 0, cap = 0;
 	struct timespec now;
@@ -381,7 +405,7 @@ static void sweep_stale(struct tracer *t, bool all)
 			continue;
 		}
 		if (err && err != -ENOENT) {
-			amp_err("reading the entries map: %s", strerror(-err));
+			amp_err("reading the unsettled-entries map: %s", strerror(-err));
 			break;
 		}
 		if (collect_stale(batch, count, all, now_ns, timeout_ns, &ids, &n, &cap) ||
@@ -395,21 +419,33 @@ static void sweep_stale(struct tracer *t, bool all)
 	if (n)	/* qsort wants a non-NULL base even for 0 elements */
 		qsort(ids, n, sizeof(*ids), cmp_u64);	/* report in id order */
 	for (size_t i = 0; i < n; i++) {
-		if (bpf_map_lookup_and_delete_elem(fd, &ids[i], &e))
+		/* Gone meanwhile: its last folio was written, it came by ring. */
+		if (bpf_map_lookup_and_delete_elem(fd, &ids[i], &s))
 			continue;
-		e.flags |= AMP_ENTRY_DRAINED;
-		ledger_entry(t->ledger, &e);
+		settled(t, &s, true);
 		if (!all) {
 			__u64 *id = malloc(sizeof(*id));
 
 			if (id) {
-				*id = e.id;
+				*id = s.id;
 				tsearch(id, &t->timed_out, cmp_u64);
 			}
 			t->entries_timed_out++;
 		}
 	}
 	free(ids);
+}
+
+/* At exit: entries whose settlement never came (its record lost) are
+ * reported as they stand, not dropped. */
+static void report_unsettled(struct tracer *t)
+{
+	static struct amp_entry e;
+
+	while (unsettled_take_any(t->unsettled, &e)) {
+		e.flags |= AMP_ENTRY_DRAINED;
+		ledger_entry(t->ledger, &e);
+	}
 }
 
 static void files_summary(struct tracer *t, struct summary *s)
@@ -559,7 +595,7 @@ static int close_consumers(struct tracer *t, bool ok)
 }
 
 /* How often to look for stale entries: a tenth of --settle-timeout, so one
- * is reported at most 10% late, without reading the whole entries map
+ * is reported at most 10% late, without reading the whole unsettled map
  * twice a second. */
 static double stale_period(const struct tracer *t)
 {
@@ -670,8 +706,8 @@ static int attach_syscall_hooks(struct tracer *t, const struct preset_syscall *s
 	return 0;
 }
 
-/* Entries still open in their threads' state: into the entries map, where
- * the final sweep reports them.  Runs after detaching, so no thread moves. */
+/* Entries still open in their threads' state: reported through the ring
+ * as they stand.  Runs after detaching, so no thread moves meanwhile. */
 static void drain_open_entries(struct tracer *t)
 {
 	struct bpf_link *link = bpf_program__attach_iter(t->skel->progs.drain_threads, NULL);
@@ -732,7 +768,8 @@ static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, i
 	if (attach_syscall_hooks(t, sys, nr_sys))
 		return -1;
 	t->ledger = ledger_new(deliver_entry, t, bpf_map__fd(t->skel->maps.devs));
-	if (!t->ledger)
+	t->unsettled = unsettled_new();
+	if (!t->ledger || !t->unsettled)
 		return -1;
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_record, t, NULL);
 	if (!t->rb) {
@@ -807,7 +844,9 @@ int trace_run(const struct trace_opts *o)
 	devs_summary(&t, &s);
 	ring_buffer__consume(t.rb);
 	drain_open_entries(&t);
+	ring_buffer__consume(t.rb);	/* what the drain reported */
 	sweep_stale(&t, true);
+	report_unsettled(&t);
 	ledger_flush(t.ledger, bpf_map__fd(t.skel->maps.txns));
 	complete_summary(&t, &s, true);
 	/* The report first: it resolves the files' paths the record then keeps. */
@@ -823,6 +862,7 @@ cleanup:
 	detach_syscall_hooks(&t);
 	amptrace__destroy(t.skel);
 	ledger_free(t.ledger);
+	unsettled_free(t.unsettled);
 	if (close_consumers(&t, !err))
 		err = -1;
 	tdestroy(t.timed_out, free);
