@@ -20,6 +20,7 @@
  * An entry is printed when both are known.
  */
 #include <bpf/bpf.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -29,12 +30,21 @@
 #define WINDOW_MAX_S 60.0
 
 struct held {
-	struct amp_entry e;
 	struct entry_costs c;
 	int pending_txns;	/* its transactions not yet committed */
 	bool window_done;
 	struct held *next;
+	/* Last, and allocated only as far as its scatter slots in use go: a
+	 * busy logger has a minute's worth of entries waiting here. */
+	struct amp_entry e;
 };
+
+static size_t entry_len(const struct amp_entry *e)
+{
+	__u32 runs = e->nr_runs < AMP_SCATTER_MAX ? e->nr_runs : AMP_SCATTER_MAX;
+
+	return offsetof(struct amp_entry, runs) + runs * sizeof(struct amp_page_run);
+}
 
 struct known_txn {
 	struct amp_txn_key key;
@@ -149,6 +159,16 @@ static struct window *window_of(struct ledger *l, __u32 disk)
 	return w;
 }
 
+/* Hand a held entry on, widened to a whole struct amp_entry. */
+static void emit_held(struct ledger *l, struct held *h)
+{
+	static struct amp_entry full;
+
+	memset(&full, 0, sizeof(full));
+	memcpy(&full, &h->e, entry_len(&h->e));
+	l->emit(l->emit_ctx, &full, &h->c);
+}
+
 static bool held_ready(const struct held *h)
 {
 	return !h->pending_txns && h->window_done;
@@ -175,7 +195,7 @@ static void print_ready(struct ledger *l)
 			pp = &h->next;
 			continue;
 		}
-		l->emit(l->emit_ctx, &h->e, &h->c);
+		emit_held(l, h);
 		*pp = h->next;
 		free(h);
 	}
@@ -215,12 +235,12 @@ static void charge_share(struct ledger *l, struct held *h, struct known_txn *t, 
 
 void ledger_entry(struct ledger *l, const struct amp_entry *e)
 {
-	struct held *h = calloc(1, sizeof(*h));
+	struct held *h = calloc(1, offsetof(struct held, e) + entry_len(e));
 	struct window *w;
 
 	if (!h)
 		return;
-	h->e = *e;
+	memcpy(&h->e, e, entry_len(e));
 	for (__u32 i = 0; i < e->nr_txns && i < AMP_ENTRY_TXNS; i++) {
 		struct known_txn *t = txn_find(l, e->txns[i].dev, e->txns[i].tid);
 
@@ -249,7 +269,7 @@ void ledger_entry(struct ledger *l, const struct amp_entry *e)
 	 * entries of an appending logger dirty nothing; holding them would make
 	 * each one walk the entries that do wait. */
 	if (held_ready(h)) {
-		l->emit(l->emit_ctx, &h->e, &h->c);
+		emit_held(l, h);
 		free(h);
 		return;
 	}
