@@ -28,6 +28,7 @@
 #   AMPTRACE_QEMU_CMD      a shell command to run in the guest before the tests
 #   AMPTRACE, SYNTH_WRITER  passed on to the guest's tests (tests/lib.sh);
 #                          must be on /, but not under /tmp or /run
+#                          (the checkout itself may be under /tmp, not /run)
 #
 # The same file is the guest's PID 1 (`--guest`, run by the initramfs).
 set -euo pipefail
@@ -97,6 +98,13 @@ guest_main() {
     for m in "${TEST_MODS[@]}"; do
         modprobe "$m" || echo "guest: modprobe $m failed"
     done
+    # A checkout under /tmp (CI clones there) must stay visible once the
+    # scratch disk is mounted over /tmp: keep it aside, move it back after.
+    local repo_kept=''
+    case $AMP_REPO in
+        /tmp/*) repo_kept=/run/amp-repo
+                mkdir -p "$repo_kept" && mount --bind "$AMP_REPO" "$repo_kept" ;;
+    esac
     # /tmp (loop images) on ext4 on a virtio disk, as on a host: loop on
     # tmpfs behaves differently (no WRITE_ZEROES, no O_DIRECT).
     if mkfs.ext4 -q -F -L amp-scratch -N 65536 -J size=64 -E lazy_itable_init=0,lazy_journal_init=0 /dev/vda &&
@@ -105,6 +113,10 @@ guest_main() {
     else
         echo "guest: no scratch disk; /tmp stays tmpfs"
         mount -t tmpfs -o mode=1777 tmp /tmp
+    fi
+    if [[ -n $repo_kept ]]; then
+        mkdir -p "$AMP_REPO" && mount --move "$repo_kept" "$AMP_REPO" ||
+            echo "guest: cannot put $AMP_REPO back over the scratch /tmp"
     fi
     hostname amptrace-qemu
     ip link set lo up 2>/dev/null || true
@@ -146,6 +158,7 @@ fi
 
 ((EUID == 0)) || skip "must run as root (apt-get download into the cache, KVM)"
 REPO=$(cd "$(dirname "$0")/.." && pwd)
+case $REPO in /run/*) die "the checkout must not be under /run (the guest gets a fresh one)" ;; esac
 CACHE=${AMPTRACE_QEMU_CACHE:-/var/cache/amptrace-qemu}
 TIMEOUT=${AMPTRACE_QEMU_TIMEOUT:-600}
 ACCEL=${AMPTRACE_QEMU_ACCEL:-kvm}
