@@ -12,7 +12,6 @@
 #define AMP_DISK_NAME_LEN 32
 #define AMP_SCATTER_MAX	 48	/* folio runs kept inline per entry */
 #define AMP_MAX_SYSCALLS 512	/* size of the syscall -> kind table */
-#define AMP_MAX_EXCLUDED 8	/* inodes never charged (our own output) */
 #define AMP_ENTRY_TXNS	 4	/* fs journal transactions kept per entry */
 
 /* Ring-buffer record kinds: every record starts with a __u32 type. */
@@ -188,7 +187,7 @@ struct amp_file_key {
 struct amp_file_stats {
 	char name[AMP_FILE_NAME_LEN];	/* dentry basename, for when no process has it open */
 	__u32 last_pid;		/* a tgid that dirtied it: for path lookup */
-	__u32 __pad;
+	__u32 excluded;		/* amptrace's own output, set by the loader: never charged */
 	__u64 last_entry;	/* to count each entry once */
 	__u64 entries;		/* entries that dirtied it or wrote to it */
 	__u64 syscall_bytes;	/* bytes of write syscalls aimed at it */

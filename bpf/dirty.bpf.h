@@ -32,6 +32,7 @@ int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 	struct amp_page_key key = {};
 	struct amp_page_owner owner = {};
 	struct amp_file_key fk = {};
+	struct amp_file_stats *fs;
 	struct amp_thread *t;
 	struct amp_settle *s;
 	struct inode *host;
@@ -73,7 +74,8 @@ int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 		return 0;
 	fk.dev = key.dev;
 	fk.ino = key.ino;
-	if (bpf_map_lookup_elem(&excluded_files, &fk))
+	fs = file_stats(&fk, host, pid_tgid >> 32);
+	if (fs && fs->excluded)
 		return 0;
 	/* What the block layer will charge, by the entry's id. */
 	s = entry_settle(t);
@@ -115,7 +117,7 @@ int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 	} else {
 		e->runs_dropped++;
 	}
-	file_account(&fk, host, pid_tgid >> 32, e->id, owner.npages);
+	file_account(fs, pid_tgid >> 32, e->id, owner.npages);
 	return 0;
 }
 

@@ -18,7 +18,9 @@ static __always_inline void inode_basename(struct inode *inode, char *buf, int l
 	bpf_probe_read_kernel_str(buf, len, BPF_CORE_READ(d, d_name.name));
 }
 
-/* The per-file totals of (dev, ino), created on first sight. */
+/* The per-file totals of (dev, ino), created on first sight.  The loader
+ * puts amptrace's own output files here beforehand, marked excluded: one
+ * lookup both names a file and says whether to trace it. */
 static __always_inline struct amp_file_stats *
 file_stats(struct amp_file_key *fk, struct inode *inode, __u32 tgid)
 {
@@ -46,11 +48,10 @@ static __always_inline void file_count_entry(struct amp_file_stats *fs, __u64 en
 	}
 }
 
-static __always_inline void file_account(struct amp_file_key *fk, struct inode *inode,
-					 __u32 tgid, __u64 entry_id, __u32 npages)
+/* A folio of the file dirtied by an entry (fs: from file_stats, or NULL). */
+static __always_inline void file_account(struct amp_file_stats *fs, __u32 tgid,
+					 __u64 entry_id, __u32 npages)
 {
-	struct amp_file_stats *fs = file_stats(fk, inode, tgid);
-
 	if (!fs)
 		return;
 	fs->last_pid = tgid;

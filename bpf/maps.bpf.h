@@ -47,14 +47,6 @@ struct {
 	__type(value, __u32);
 } target_cgroup SEC(".maps");
 
-/* Files never charged: amptrace's own output. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, AMP_MAX_EXCLUDED);
-	__type(key, struct amp_file_key);
-	__type(value, __u8);
-} excluded_files SEC(".maps");
-
 /* A logging syscall in flight on a thread, between enter and exit. */
 struct pending_syscall {
 	__u64 arg_ptr;		/* recvmmsg: the mmsghdr array */

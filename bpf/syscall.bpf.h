@@ -41,6 +41,7 @@ static __always_inline int logging_syscall_enter(long nr, struct pt_regs *regs,
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct pending_syscall p = {};
+	struct amp_file_stats *fs;
 	struct amp_thread *t;
 	__u32 key = nr;
 	struct inode *inode;
@@ -76,11 +77,12 @@ static __always_inline int logging_syscall_enter(long nr, struct pt_regs *regs,
 			return 0;
 		fk.dev = BPF_CORE_READ(inode, i_sb, s_dev);
 		fk.ino = BPF_CORE_READ(inode, i_ino);
-		if (bpf_map_lookup_elem(&excluded_files, &fk))
+		/* Named while we hold the inode (a full map: traced, counted). */
+		fs = file_stats(&fk, inode, pid_tgid >> 32);
+		if (fs && fs->excluded)
 			return 0;
 		p.fd_dev = fk.dev;
 		p.fd_ino = fk.ino;
-		file_stats(&fk, inode, pid_tgid >> 32);	/* named while we hold the inode */
 		t = thread_state(true);
 		if (!t || !entry_open(t, pid_tgid, &p, bpf_ktime_get_boot_ns()))
 			return 0;

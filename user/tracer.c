@@ -213,18 +213,19 @@ static int configure(struct tracer *t)
 	return 0;
 }
 
+/* Our own output file: in the files map beforehand, marked excluded. */
 static int exclude_file(struct tracer *t, int fd)
 {
+	struct amp_file_stats st_excluded = { .excluded = 1 };
 	struct amp_file_key key = {};
 	struct stat st;
-	__u8 one = 1;
 
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
 		return 0;
 	key.dev = kdev_from_user(st.st_dev);
 	key.ino = st.st_ino;
-	return bpf_map__update_elem(t->skel->maps.excluded_files, &key, sizeof(key),
-				    &one, sizeof(one), BPF_ANY);
+	return bpf_map__update_elem(t->skel->maps.files, &key, sizeof(key),
+				    &st_excluded, sizeof(st_excluded), BPF_ANY);
 }
 
 static int fill_maps(struct tracer *t, const struct preset_syscall *sys, int nr_sys)
@@ -461,7 +462,7 @@ static void files_summary(struct tracer *t, struct summary *s)
 		s->files = f;
 		f = &s->files[s->nr_files];
 		f->key = key;
-		if (!bpf_map_lookup_elem(fd, &key, &f->st))
+		if (!bpf_map_lookup_elem(fd, &key, &f->st) && !f->st.excluded)
 			s->nr_files++;
 		prev = &f->key;
 	}
