@@ -302,13 +302,21 @@ mod_files() {
             "$MODDIR/modules.dep"
     done | sort -u
 }
+# Modules built into this kernel (virtio_pci in Ubuntu's) need no loading.
+builtin() { grep -q "/${1//_/[_-]}\.ko" "$MODDIR/modules.builtin" 2>/dev/null; }
+mods=()
+for m in "${ROOT_MODS[@]}"; do
+    if [[ -n $(mod_files "$m") ]]; then
+        mods+=("$m")
+    else
+        builtin "$m" || die "module $m not in $KPKG"
+    fi
+done
+ROOT_MODS=("${mods[@]}")
 while read -r f; do
     mkdir -p "$ird/lib/modules/$KVER/${f%/*}"
     cp "$MODDIR/$f" "$ird/lib/modules/$KVER/$f"
 done < <(mod_files "${ROOT_MODS[@]}")
-for m in "${ROOT_MODS[@]}"; do
-    [[ -n $(mod_files "$m") ]] || die "module $m not in $KPKG"
-done
 
 {
     printf 'AMP_REPO=%q\nAMP_KVER=%q\nAMP_MODDIR=%q\nAMP_PATH=%q\n' "$REPO" "$KVER" "$MODDIR" "$PATH"
