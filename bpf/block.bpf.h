@@ -48,7 +48,8 @@ int BPF_PROG(on_bio_queue, struct bio *bio)
 }
 
 struct walk {
-	struct amp_dev_stats *ds;
+	struct amp_dev_stats *ds;	/* not valid in walk_step_global(): see there */
+	__u32 dev;		/* the disk: key of ds in devs */
 	struct bio *bio;
 	struct bio_vec *vecs;
 	__u64 last_entry;	/* to count each entry once per request */
@@ -85,23 +86,27 @@ static __always_inline void walk_load_bio(struct walk *w, struct bio *bio)
 		bpf_map_delete_elem(&jbd2_bios, &key);
 }
 
-static __always_inline void charge_class(struct walk *w, int cls, __u32 bytes)
+static __always_inline void charge_class(struct walk *w, struct amp_dev_stats *ds,
+					 int cls, __u32 bytes)
 {
 	if (cls >= 0 && cls < AMP_NR_CLASSES)
-		__sync_fetch_and_add(&w->ds->bytes[cls], bytes);
+		__sync_fetch_and_add(&ds->bytes[cls], bytes);
 	/* Journal blocks of a known commit: that transaction's cost. */
 	if (cls == AMP_CLASS_JOURNAL && w->txn.dev) {
-		struct amp_txn_stats *ts = txn_stats(&w->txn);
+		/* A stack copy: pre-5.19 verifiers take no map key from *w. */
+		struct amp_txn_key txn = w->txn;
+		struct amp_txn_stats *ts = txn_stats(&txn);
 
 		if (ts) {
 			__sync_fetch_and_add(&ts->journal_bytes, bytes);
-			__sync_fetch_and_add(&w->ds->journal_txn, bytes);
+			__sync_fetch_and_add(&ds->journal_txn, bytes);
 		}
 	}
 }
 
 /* Bytes of a folio owned by an entry: charge the entry, maybe settle it. */
-static __always_inline void charge_owner(struct walk *w, struct amp_page_key *key,
+static __always_inline void charge_owner(struct walk *w, struct amp_dev_stats *ds,
+					 struct amp_page_key *key,
 					 struct amp_page_owner *o, __u32 bytes)
 {
 	int cls = o->kind == AMP_PAGE_FILE ? AMP_CLASS_DATA : AMP_CLASS_METADATA;
@@ -111,18 +116,18 @@ static __always_inline void charge_owner(struct walk *w, struct amp_page_key *ke
 	bool first = o->bytes_written == 0;
 	__u32 written;
 
-	charge_class(w, cls, bytes);
+	charge_class(w, ds, cls, bytes);
 	fs = bpf_map_lookup_elem(&files, &fk);
 	if (fs)
 		__sync_fetch_and_add(&fs->dev_bytes, bytes);
 
 	s = settle_lookup(o->entry_id);
 	if (!s) {
-		__sync_fetch_and_add(&w->ds->late_bytes, bytes);
+		__sync_fetch_and_add(&ds->late_bytes, bytes);
 	} else {
-		__sync_fetch_and_add(&w->ds->charged_bytes, bytes);
+		__sync_fetch_and_add(&ds->charged_bytes, bytes);
 		if (cls == AMP_CLASS_METADATA)
-			__sync_fetch_and_add(&w->ds->meta_owned, bytes);
+			__sync_fetch_and_add(&ds->meta_owned, bytes);
 		__sync_fetch_and_add(&s->dev_bytes[cls & 1], bytes);
 		if (w->last_entry != o->entry_id) {
 			__sync_fetch_and_add(&s->ios, 1);
@@ -156,9 +161,8 @@ static __always_inline int classify_unowned(struct walk *w, struct inode *host, 
 }
 
 /* One step: at most one folio's bytes within one bvec. */
-static long walk_step(__u32 i, void *ctx)
+static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *ds)
 {
-	struct walk *w = ctx;
 	struct amp_page_key key = {};
 	struct amp_page_owner *o;
 	struct address_space *mapping;
@@ -168,7 +172,7 @@ static long walk_step(__u32 i, void *ctx)
 	struct bio_vec bv;
 	__u32 pos, chunk, in_page, page_nr;
 
-	if (!w->rq_left || !w->ds)
+	if (!w->rq_left || !ds)
 		return 1;
 	if (!w->bio_left) {
 		struct bio *cur = w->bio;	/* a local: CO-RE must not relocate w-> */
@@ -176,7 +180,7 @@ static long walk_step(__u32 i, void *ctx)
 
 		if (!next) {
 			/* Request bytes beyond its bios: count, do not lose. */
-			charge_class(w, AMP_CLASS_OTHER, w->rq_left);
+			charge_class(w, ds, AMP_CLASS_OTHER, w->rq_left);
 			w->rq_left = 0;
 			return 1;
 		}
@@ -185,7 +189,7 @@ static long walk_step(__u32 i, void *ctx)
 	}
 	if (!w->bio_walkable) {
 		chunk = w->bio_left < w->rq_left ? w->bio_left : w->rq_left;
-		charge_class(w, w->bio_meta ? AMP_CLASS_METADATA : AMP_CLASS_OTHER, chunk);
+		charge_class(w, ds, w->bio_meta ? AMP_CLASS_METADATA : AMP_CLASS_OTHER, chunk);
 		w->bio_left -= chunk;
 		w->rq_left -= chunk;
 		return 0;
@@ -219,7 +223,7 @@ static long walk_step(__u32 i, void *ctx)
 
 		key.dev = BPF_CORE_READ(host, i_sb, s_dev);
 		key.ino = BPF_CORE_READ(host, i_ino);
-		key.index = BPF_CORE_READ(folio, index);
+		key.index = folio_index(folio);
 		o = bpf_map_lookup_elem(&page_owners, &key);
 		if (o && !(w->bio_jbd2 && o->kind != AMP_PAGE_FILE)) {
 			/* Up to the folio's end, at most. */
@@ -227,18 +231,38 @@ static long walk_step(__u32 i, void *ctx)
 
 			if (sub < o->npages && chunk > left)
 				chunk = left;
-			charge_owner(w, &key, o, chunk);
+			charge_owner(w, ds, &key, o, chunk);
 			goto advance;
 		}
 	}
 	if (chunk > page_size - in_page)
 		chunk = page_size - in_page;
-	charge_class(w, classify_unowned(w, host, key.ino), chunk);
+	charge_class(w, ds, classify_unowned(w, host, key.ino), chunk);
 advance:
 	w->done += chunk;
 	w->bio_left -= chunk;
 	w->rq_left -= chunk;
 	return 0;
+}
+
+/* bpf_loop's callback: the caller's stack, where w->ds is still a map value. */
+static long walk_step(__u32 i, void *ctx)
+{
+	struct walk *w = ctx;
+
+	return walk_step_on(w, w->ds);
+}
+
+/* Without bpf_loop: a global function is verified once, not once per loop
+ * iteration, but sees *w as plain memory, so it looks ds up again. */
+__noinline long walk_step_global(struct walk *w)
+{
+	__u32 dev;
+
+	if (!w)
+		return 1;
+	dev = w->dev;	/* a map key on the stack, for older verifiers */
+	return walk_step_on(w, bpf_map_lookup_elem(&devs, &dev));
 }
 
 static __always_inline bool op_counts_as_write(__u32 op)
@@ -247,11 +271,16 @@ static __always_inline bool op_counts_as_write(__u32 op)
 	return (op & 1) && op != REQ_OP_DISCARD && op != REQ_OP_SECURE_ERASE;
 }
 
-SEC("tp_btf/block_rq_complete")
-int BPF_PROG(on_rq_complete, struct request *rq, blk_status_t error,
-	     unsigned int nr_bytes)
+/* Where there is no bpf_loop (before 5.17): a loop the verifier walks
+ * through iteration by iteration, each one a call; bytes beyond it are
+ * counted as unwalked, never dropped. */
+#define AMP_WALK_BOUNDED_STEPS 4096
+
+static __always_inline int request_done(struct request *rq, unsigned int nr_bytes,
+					bool have_bpf_loop)
 {
 	struct gendisk *disk = request_disk(rq);
+	struct amp_dev_stats *ds;
 	struct walk w = {};
 	struct bio *bio;
 	__u32 dev;
@@ -279,18 +308,42 @@ int BPF_PROG(on_rq_complete, struct request *rq, blk_status_t error,
 			return 0;
 	}
 	__sync_fetch_and_add(&w.ds->ios, 1);
+	w.dev = dev;
+	ds = w.ds;
 
 	w.rq_left = nr_bytes;
 	bio = BPF_CORE_READ(rq, bio);
 	if (bio)
 		walk_load_bio(&w, bio);
-	bpf_loop(walk_max_steps, walk_step, &w, 0);
+	if (have_bpf_loop) {
+		bpf_loop(walk_max_steps, walk_step, &w, 0);
+	} else {
+		for (__u32 i = 0; i < AMP_WALK_BOUNDED_STEPS && i < walk_max_steps; i++)
+			if (walk_step_global(&w))
+				break;
+	}
 	if (w.rq_left) {
-		/* Walk limit reached: the rest is counted, unattributed. */
-		__sync_fetch_and_add(&w.ds->unwalked_bytes, w.rq_left);
-		charge_class(&w, AMP_CLASS_OTHER, w.rq_left);
+		/* Walk limit reached: the rest is counted, unattributed.  (ds, not
+		 * w.ds: a global function may have written over w.) */
+		__sync_fetch_and_add(&ds->unwalked_bytes, w.rq_left);
+		charge_class(&w, ds, AMP_CLASS_OTHER, w.rq_left);
 	}
 	return 0;
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(on_rq_complete, struct request *rq, blk_status_t error,
+	     unsigned int nr_bytes)
+{
+	return request_done(rq, nr_bytes, true);
+}
+
+/* The same, for kernels without bpf_loop; the loader loads one of the two. */
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(on_rq_complete_bounded, struct request *rq, blk_status_t error,
+	     unsigned int nr_bytes)
+{
+	return request_done(rq, nr_bytes, false);
 }
 
 #endif /* AMPTRACE_BLOCK_BPF_H */

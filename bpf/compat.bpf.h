@@ -43,6 +43,16 @@ struct folio___flags_ulong {
 	unsigned long flags;
 } __attribute__((preserve_access_index));
 
+/*
+ * Kernels before struct folio (5.16 and older) keep a page's mapping and
+ * index in struct page itself; 6.16+ renamed page->index, so ask for this
+ * flavour only where there is no folio type.
+ */
+struct page___pre_folio {
+	struct address_space *mapping;
+	unsigned long index;
+} __attribute__((preserve_access_index));
+
 /* folio: a tp_btf argument (direct loads). */
 static __always_inline bool folio_is_large(struct folio *folio)
 {
@@ -81,10 +91,24 @@ static __always_inline struct folio *page_to_folio(struct page *page)
 	return (struct folio *)page;
 }
 
-/* A file's address_space, or NULL for anonymous/movable/KSM pages. */
+/* The page-cache index of a head page (see folio_file_mapping). */
+static __always_inline __u64 folio_index(struct folio *folio)
+{
+	if (bpf_core_type_exists(struct folio))
+		return BPF_CORE_READ(folio, index);
+	return BPF_CORE_READ((struct page___pre_folio *)folio, index);
+}
+
+/* A file's address_space, or NULL for anonymous/movable/KSM pages.  folio:
+ * a head page, read as struct page where the kernel has no folio type. */
 static __always_inline struct address_space *folio_file_mapping(struct folio *folio)
 {
-	unsigned long mapping = (unsigned long)BPF_CORE_READ(folio, mapping);
+	unsigned long mapping;
+
+	if (bpf_core_type_exists(struct folio))
+		mapping = (unsigned long)BPF_CORE_READ(folio, mapping);
+	else
+		mapping = (unsigned long)BPF_CORE_READ((struct page___pre_folio *)folio, mapping);
 
 	if (mapping & 3)	/* PAGE_MAPPING_ANON / _MOVABLE / KSM */
 		return NULL;

@@ -25,8 +25,9 @@ static __always_inline void page_owner_cancel(struct amp_page_key *key)
 	bpf_map_delete_elem(&page_owners, key);
 }
 
-SEC("tp_btf/writeback_dirty_folio")
-int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
+/* One folio of mapping, at index, npages long, went clean -> dirty. */
+static __always_inline int folio_dirtied(struct address_space *mapping, __u64 index,
+					 __u32 npages)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct amp_page_key key = {};
@@ -49,7 +50,7 @@ int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 	sb = host->i_sb;
 	key.dev = sb->s_dev;
 	key.ino = host->i_ino;
-	key.index = folio->index;
+	key.index = index;
 
 	/* A new dirtying episode: whoever owned the folio before is done. */
 	page_owner_cancel(&key);
@@ -83,7 +84,7 @@ int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 		return 0;
 
 	owner.entry_id = e->id;
-	owner.npages = folio_npages(folio);
+	owner.npages = npages;
 	owner.kind = inode_holds_data(host->i_mode, key.ino, sb) ? AMP_PAGE_FILE : AMP_PAGE_META;
 	slot = e->nr_runs;
 	owner.run = slot < AMP_SCATTER_MAX ? slot : 0xffff;
@@ -119,6 +120,21 @@ int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 	}
 	file_account(fs, pid_tgid >> 32, e->id, owner.npages);
 	return 0;
+}
+
+SEC("tp_btf/writeback_dirty_folio")
+int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
+{
+	return folio_dirtied(mapping, folio->index, folio_npages(folio));
+}
+
+/* Before 5.17 the event was per page (writeback_dirty_page), and page-cache
+ * pages of regular files were single pages.  The loader picks one of the
+ * two programs. */
+SEC("tp_btf/writeback_dirty_page")
+int BPF_PROG(on_dirty_page, struct page *page, struct address_space *mapping)
+{
+	return folio_dirtied(mapping, BPF_CORE_READ((struct page___pre_folio *)page, index), 1);
 }
 
 #endif /* AMPTRACE_DIRTY_BPF_H */

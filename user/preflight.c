@@ -73,7 +73,6 @@ static int check_kernel_features(void)
 		const char *tp, *why;
 	} needed[] = {
 		{ "sys_enter", "raw syscall tracepoints" },
-		{ "writeback_dirty_folio", "the writeback_dirty_folio tracepoint (Linux 5.17+)" },
 		{ "block_rq_complete", "the block_rq_complete tracepoint" },
 	};
 
@@ -81,8 +80,10 @@ static int check_kernel_features(void)
 		amp_err("needs the BPF ring buffer (Linux 5.8+)");
 		return -1;
 	}
-	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_loop, NULL) != 1) {
-		amp_err("needs the bpf_loop helper (Linux 5.17+)");
+	if (!kernel_has_tracepoint("writeback_dirty_folio") &&
+	    !kernel_has_tracepoint("writeback_dirty_page")) {
+		amp_err("needs the writeback_dirty_folio (5.17+) or writeback_dirty_page tracepoint, "
+			"not in this kernel's BTF");
 		return -1;
 	}
 	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++)

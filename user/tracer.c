@@ -201,6 +201,23 @@ static int configure(struct tracer *t)
 	if (o->verbose && !skel->rodata->xfs_log_end_io)
 		fprintf(stderr, "amptrace: xlog_bio_end_io not in kallsyms: xfs log counted as metadata\n");
 
+	/* Page-era kernels (before 5.17): per-page dirtying event, no bpf_loop. */
+	if (kernel_has_tracepoint("writeback_dirty_folio")) {
+		bpf_program__set_autoload(skel->progs.on_dirty_page, false);
+	} else {
+		bpf_program__set_autoload(skel->progs.on_dirty_folio, false);
+		if (o->verbose)
+			fprintf(stderr, "amptrace: no writeback_dirty_folio: per-page writeback_dirty_page\n");
+	}
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_loop, NULL) == 1 &&
+	    !getenv("AMPTRACE_NO_BPF_LOOP")) {
+		bpf_program__set_autoload(skel->progs.on_rq_complete_bounded, false);
+	} else {
+		bpf_program__set_autoload(skel->progs.on_rq_complete, false);
+		if (o->verbose)
+			fprintf(stderr, "amptrace: no bpf_loop: request walks in a bounded loop\n");
+	}
+
 	/* ext4's journal is jbd2, often a module: without it, no fs-journal stage. */
 	if (!kernel_has_tracepoint("jbd2_handle_start")) {
 		bpf_program__set_autoload(skel->progs.on_jbd2_handle_start, false);
