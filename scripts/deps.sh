@@ -8,7 +8,7 @@ build=(clang llvm make gcc pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev l
 # Tests: filesystems, real loggers, capability tools, the checks' python,
 # chromium (headless screenshot of amptrace compare's HTML report).
 test=(xfsprogs btrfs-progs e2fsprogs rsyslog systemd util-linux libcap2-bin python3 chromium
-      qemu-system-x86 busybox-static   # t95: Debian 12's 6.1 kernel under qemu
+      qemu-system-x86 busybox-static   # t95, t96: 6.1 and 5.15 kernels under qemu
       tmux prometheus curl             # t90 top in a terminal; t93 promtool and a real scrape
       libclang-rt-14-dev)              # t72: libFuzzer runtime for the journal reader
 

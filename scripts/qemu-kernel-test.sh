@@ -22,6 +22,9 @@
 #                          /dev/kvm is missing; 5-10x slower
 #   AMPTRACE_QEMU_KPKG     kernel package (default: what Debian 12's
 #                          linux-image-amd64 depends on, a 6.1 kernel)
+#   AMPTRACE_QEMU_DEBS     .deb URLs to fetch for AMPTRACE_QEMU_KPKG instead
+#                          of `apt-get download` (another distribution's
+#                          kernel: image, modules, extra modules)
 #   AMPTRACE_QEMU_CACHE    package cache (default /var/cache/amptrace-qemu)
 #   AMPTRACE_QEMU_TIMEOUT  seconds for the whole guest run (default 600)
 #   AMPTRACE_QEMU_MEM / AMPTRACE_QEMU_SMP   guest MiB (4096) / vCPUs (2)
@@ -256,16 +259,25 @@ if [[ ! -e $KDIR/.ok ]]; then
     say "fetching $KPKG into $CACHE"
     rm -rf -- "$KDIR" "$KDIR.tmp"
     mkdir -p "$KDIR.tmp"
-    (cd "$KDIR.tmp" && apt-get download -o APT::Sandbox::User=root "$KPKG") >"$KDIR.tmp/apt.log" 2>&1 ||
-        { tail -n 3 "$KDIR.tmp/apt.log" >&2; rm -rf -- "$KDIR.tmp"; skip "cannot download $KPKG"; }
-    dpkg-deb -x "$KDIR.tmp"/*.deb "$KDIR.tmp/root" || { rm -rf -- "$KDIR.tmp"; die "cannot unpack $KPKG"; }
+    if [[ -n ${AMPTRACE_QEMU_DEBS-} ]]; then
+        for url in $AMPTRACE_QEMU_DEBS; do
+            curl -fsS -m 600 -o "$KDIR.tmp/${url##*/}" "$url" 2>>"$KDIR.tmp/apt.log" ||
+                { tail -n 3 "$KDIR.tmp/apt.log" >&2; rm -rf -- "$KDIR.tmp"; skip "cannot download $url"; }
+        done
+    else
+        (cd "$KDIR.tmp" && apt-get download -o APT::Sandbox::User=root "$KPKG") >"$KDIR.tmp/apt.log" 2>&1 ||
+            { tail -n 3 "$KDIR.tmp/apt.log" >&2; rm -rf -- "$KDIR.tmp"; skip "cannot download $KPKG"; }
+    fi
+    for deb in "$KDIR.tmp"/*.deb; do
+        dpkg-deb -x "$deb" "$KDIR.tmp/root" || { rm -rf -- "$KDIR.tmp"; die "cannot unpack $deb"; }
+    done
     rm -rf -- "$KDIR.tmp"/*.deb "$KDIR.tmp/root/usr/share"
     kver=$(ls "$KDIR.tmp/root/lib/modules")
     busybox depmod -b "$KDIR.tmp/root" "$kver" || { rm -rf -- "$KDIR.tmp"; die "depmod failed"; }
     touch "$KDIR.tmp/.ok"
     mv "$KDIR.tmp" "$KDIR"
     # Older kernels of the same series are of no further use.
-    for d in "$CACHE"/linux-image-6.1*; do
+    for d in "$CACHE/${KPKG%%.0-*}".0-*; do
         [[ $d == "$KDIR" || ! -d $d ]] || rm -rf -- "$d"
     done
 fi
