@@ -383,3 +383,33 @@ bad() { expect_error "${*:2}" "$@"; }
 # ok MSG / fail MSG: one line per assertion in the test's log.
 ok()   { echo "ok: $*"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# Guest-kernel tests (t95, t96): skip where KVM is missing unless emulation
+# was asked for.
+qemu_need_accel() {
+    [[ -z ${AMP_IN_QEMU-} ]] || skip "already inside the qemu guest"
+    if [[ ${AMPTRACE_QEMU_ACCEL:-kvm} == kvm && ! -c /dev/kvm ]]; then
+        skip "/dev/kvm not available (no hardware virtualisation on this machine); AMPTRACE_QEMU_ACCEL=tcg runs it emulated (slow)"
+    fi
+}
+
+# qemu_core_tests WHAT: the core tests in the guest kernel the environment
+# names (AMPTRACE_QEMU_KPKG ...), AMPTRACE_QEMU_TESTS or, emulated, the
+# quick ones; ok/skip/fail with WHAT in the message.
+qemu_core_tests() {
+    local what=$1 rc=0
+    local -a tests=()
+    # Whole run, download and boot included, well inside 10 minutes.
+    export AMPTRACE_QEMU_TIMEOUT=${AMPTRACE_QEMU_TIMEOUT:-540}
+    if [[ -n ${AMPTRACE_QEMU_TESTS-} ]]; then
+        read -r -a tests <<<"$AMPTRACE_QEMU_TESTS"
+    elif [[ ${AMPTRACE_QEMU_ACCEL:-kvm} == tcg ]]; then
+        tests=(t10 t20 t30 t40 t50 t60)   # the fs matrix (t35, t36) takes long emulated
+    fi
+    "$AMP_ROOT/scripts/qemu-kernel-test.sh" "${tests[@]}" || rc=$?
+    case $rc in
+        0) ok "core tests pass on $what" ;;
+        77) exit 77 ;;
+        *) fail "core tests on $what: exit $rc (logs: ${AMP_TEST_LOGS:-/tmp/amptrace-test-logs}/qemu-*)" ;;
+    esac
+}

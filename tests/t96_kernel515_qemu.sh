@@ -8,10 +8,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
-[[ -z ${AMP_IN_QEMU-} ]] || skip "already inside the qemu guest"
-if [[ ${AMPTRACE_QEMU_ACCEL:-kvm} == kvm && ! -c /dev/kvm ]]; then
-    skip "/dev/kvm not available (no hardware virtualisation on this machine); AMPTRACE_QEMU_ACCEL=tcg runs it emulated (slow)"
-fi
+qemu_need_accel
 command -v curl >/dev/null || skip "curl missing"
 
 mirror=${AMPTRACE_UBUNTU_MIRROR:-https://archive.ubuntu.com/ubuntu}
@@ -42,17 +39,4 @@ else
     [[ -n $kpkg ]] || skip "$mirror unreachable and no Ubuntu 5.15 kernel cached in $cache"
 fi
 export AMPTRACE_QEMU_KPKG=$kpkg
-export AMPTRACE_QEMU_TIMEOUT=${AMPTRACE_QEMU_TIMEOUT:-540}
-tests=()
-if [[ -n ${AMPTRACE_QEMU_TESTS-} ]]; then
-    read -r -a tests <<<"$AMPTRACE_QEMU_TESTS"
-elif [[ ${AMPTRACE_QEMU_ACCEL:-kvm} == tcg ]]; then
-    tests=(t10 t20 t30 t40 t50 t60)   # the fs matrix (t35, t36) takes long emulated
-fi
-rc=0
-"$AMP_ROOT/scripts/qemu-kernel-test.sh" "${tests[@]}" || rc=$?
-case $rc in
-    0) ok "core tests pass on Ubuntu 22.04's $kpkg (page-era fallbacks)" ;;
-    77) exit 77 ;;
-    *) fail "core tests on Ubuntu 22.04's $kpkg: exit $rc (logs: ${AMP_TEST_LOGS:-/tmp/amptrace-test-logs}/qemu-*)" ;;
-esac
+qemu_core_tests "Ubuntu 22.04's $kpkg (page-era fallbacks)"
