@@ -8,15 +8,27 @@ need_root
 
 prog_ids() { bpftool prog show 2>/dev/null | sed -nE 's/^([0-9]+): .* name on_[a-z_]+ .*/\1/p' | sort; }
 
-# Both ways into the syscalls: the preset's own tracepoints, and the raw hook.
-for hook in default --raw-syscalls; do
-    args=(); [[ $hook == default ]] || args=("$hook")
+# Both ways into the syscalls: the preset's own tracepoints, and the raw
+# hook; and the request walk of kernels without bpf_loop (t96 runs it on
+# one), forced here with AMPTRACE_NO_BPF_LOOP.
+for hook in default --raw-syscalls bounded-walk; do
+    args=(); [[ $hook == default || $hook == bounded-walk ]] || args=("$hook")
+    if [[ $hook == bounded-walk ]]; then export AMPTRACE_NO_BPF_LOOP=1; else unset AMPTRACE_NO_BPF_LOOP; fi
     mnt=$AMP_TMP/mnt-${hook#--}
     make_loopfs ext4 256 "$mnt"
     prog_ids >"$AMP_TMP/progs.before"
     start_tracer -c synth_writer --dev "$LOOPNAME" "${args[@]}"
     prog_ids | comm -13 "$AMP_TMP/progs.before" - >"$AMP_TMP/progs.mine"
     [[ -s $AMP_TMP/progs.mine ]] || fail "no amptrace BPF program visible while tracing"
+    # (The kernel keeps 15 characters of a name; bpftool shows BTF's whole
+    # name where it can, so match on_rq_complete_bounded as a prefix.)
+    walk=$(while read -r id; do bpftool prog show id "$id"; done <"$AMP_TMP/progs.mine" |
+           sed -nE 's/.* name (on_rq_complete[a-z_]*) .*/\1/p')
+    if [[ $hook == bounded-walk ]]; then
+        [[ $walk == on_rq_complete_* ]] || fail "$hook: request walk program '$walk', expected on_rq_complete_bounded"
+    else
+        [[ $walk == on_rq_complete ]] || fail "$hook: request walk program '$walk', expected on_rq_complete"
+    fi
     "$SYNTH_WRITER" -n 8 -w 2 -m 3 "$mnt" | cat >"$AMP_TMP/expect.json"
     sync
     stop_tracer
@@ -28,5 +40,6 @@ for hook in default --raw-syscalls; do
     # Nothing stays attached after the tracer exits (ids: other tracers may run).
     left=$(prog_ids | comm -12 "$AMP_TMP/progs.mine" -)
     [[ -z $left ]] || fail "BPF programs $left still loaded after amptrace exited"
-    ok "$hook: $(wc -l <"$AMP_TMP/progs.mine") BPF programs loaded while tracing, none left after"
+    ok "$hook: $(wc -l <"$AMP_TMP/progs.mine") BPF programs loaded while tracing ($walk), none left after"
 done
+unset AMPTRACE_NO_BPF_LOOP
