@@ -293,8 +293,8 @@ static __always_inline int request_done(struct request *rq, unsigned int nr_byte
 		return 0;
 
 	dev = (BPF_CORE_READ(disk, major) << 20) | BPF_CORE_READ(disk, first_minor);
-	w.ds = bpf_map_lookup_elem(&devs, &dev);
-	if (!w.ds) {
+	ds = bpf_map_lookup_elem(&devs, &dev);
+	if (!ds) {
 		struct amp_dev_stats init = {};
 
 		BPF_CORE_READ_STR_INTO(&init.name, disk, disk_name);
@@ -303,13 +303,13 @@ static __always_inline int request_done(struct request *rq, unsigned int nr_byte
 			STAT_INC(devs_full);
 			return 0;
 		}
-		w.ds = bpf_map_lookup_elem(&devs, &dev);
-		if (!w.ds)
+		ds = bpf_map_lookup_elem(&devs, &dev);
+		if (!ds)
 			return 0;
 	}
-	__sync_fetch_and_add(&w.ds->ios, 1);
-	w.dev = dev;
-	ds = w.ds;
+	__sync_fetch_and_add(&ds->ios, 1);
+	w.ds = ds;	/* for bpf_loop's callback */
+	w.dev = dev;	/* for walk_step_global(), which looks it up again */
 
 	w.rq_left = nr_bytes;
 	bio = BPF_CORE_READ(rq, bio);
