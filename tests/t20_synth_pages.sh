@@ -15,7 +15,8 @@ have_bpf_loop=0   # else (before 5.17) the bounded walk is the default
 bpftool feature probe kernel 2>/dev/null | grep -q bpf_loop && have_bpf_loop=1
 for hook in default --raw-syscalls bounded-walk; do
     args=(); [[ $hook == default || $hook == bounded-walk ]] || args=("$hook")
-    if [[ $hook == bounded-walk ]] || ((!have_bpf_loop)); then export AMPTRACE_NO_BPF_LOOP=1; else unset AMPTRACE_NO_BPF_LOOP; fi
+    bounded=0; [[ $hook == bounded-walk ]] || ((!have_bpf_loop)) && bounded=1
+    if ((bounded)); then export AMPTRACE_NO_BPF_LOOP=1; else unset AMPTRACE_NO_BPF_LOOP; fi
     mnt=$AMP_TMP/mnt-${hook#--}
     make_loopfs ext4 256 "$mnt"
     prog_ids >"$AMP_TMP/progs.before"
@@ -26,7 +27,7 @@ for hook in default --raw-syscalls bounded-walk; do
     # name where it can, so match on_rq_complete_bounded as a prefix.)
     walk=$(while read -r id; do bpftool prog show id "$id"; done <"$AMP_TMP/progs.mine" |
            sed -nE 's/.* name (on_rq_complete[a-z_]*) .*/\1/p')
-    if [[ $hook == bounded-walk ]] || ((!have_bpf_loop)); then
+    if ((bounded)); then
         [[ $walk == on_rq_complete_* ]] || fail "$hook: request walk program '$walk', expected on_rq_complete_bounded"
     else
         [[ $walk == on_rq_complete ]] || fail "$hook: request walk program '$walk', expected on_rq_complete"
