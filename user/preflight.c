@@ -37,24 +37,41 @@ static int effective_caps(unsigned long long *caps)
  * (jbd2, xfs and btrfs are modules on many distributions)?  Asks BTF for
  * its btf_trace_<name> typedef, which is what tp_btf attaches to.
  */
+/* Parsed once (~20 ms each time here): start-up asks about half a dozen
+ * tracepoints.  Released once the programs are loaded. */
+static struct btf *vmlinux;
+
+static struct btf *vmlinux_btf(void)
+{
+	if (!vmlinux)
+		vmlinux = btf__load_vmlinux_btf();
+	return vmlinux;
+}
+
+void kernel_btf_release(void)
+{
+	btf__free(vmlinux);
+	vmlinux = NULL;
+}
+
 bool kernel_has_tracepoint(const char *tp)
 {
-	struct btf *vmlinux = btf__load_vmlinux_btf(), *mod;
+	struct btf *kernel = vmlinux_btf(), *mod;
 	char name[128], path[300];
 	struct dirent *d;
 	bool found;
 	DIR *dir;
 
-	if (!vmlinux)
+	if (!kernel)
 		return false;
 	snprintf(name, sizeof(name), "btf_trace_%s", tp);
-	found = btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF) > 0;
+	found = btf__find_by_name_kind(kernel, name, BTF_KIND_TYPEDEF) > 0;
 	dir = found ? NULL : opendir("/sys/kernel/btf");
 	while (dir && !found && (d = readdir(dir))) {
 		if (d->d_name[0] == '.' || !strcmp(d->d_name, "vmlinux"))
 			continue;
 		snprintf(path, sizeof(path), "/sys/kernel/btf/%s", d->d_name);
-		mod = btf__parse_split(path, vmlinux);
+		mod = btf__parse_split(path, kernel);
 		if (!mod)
 			continue;
 		found = btf__find_by_name_kind(mod, name, BTF_KIND_TYPEDEF) > 0;
@@ -62,7 +79,6 @@ bool kernel_has_tracepoint(const char *tp)
 	}
 	if (dir)
 		closedir(dir);
-	btf__free(vmlinux);
 	return found;
 }
 

@@ -841,8 +841,11 @@ int trace_run(const struct trace_opts *o)
 		return -1;
 	if (open_consumers(&t))
 		goto cleanup;
-	if (load_and_attach(&t, sys, nr_sys))
+	err = load_and_attach(&t, sys, nr_sys);
+	kernel_btf_release();	/* no more tracepoints to look up */
+	if (err)
 		goto cleanup;
+	err = -1;
 	take_baseline(&t);
 	paths_use_files_map(bpf_map__fd(t.skel->maps.files));
 
