@@ -17,7 +17,7 @@ const volatile __u32 target_disk_major = 0;
 const volatile __u32 target_disk_minor = 0;
 const volatile __u32 page_size = 4096;
 const volatile __u32 walk_max_steps = 4096;	/* bvec chunks per request */
-const volatile __u64 ringbuf_quarter = 1 << 20;	/* a quarter of the events ring */
+const volatile __u64 ringbuf_quarter = 1 << 18;	/* a quarter of the events ring */
 /* Address of xfs's log-write completion (xlog_bio_end_io) from kallsyms:
  * bios that end there are xfs log writes, its journal.  0: unknown. */
 const volatile __u64 xfs_log_end_io = 0;
@@ -147,7 +147,7 @@ struct {
 /* One record per finished entry. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4 << 20);
+	__uint(max_entries, 1 << 20);	/* --ringbuf-kb */
 } events SEC(".maps");
 
 #define STAT_INC(field)                                            \
