@@ -32,11 +32,6 @@ static int effective_caps(unsigned long long *caps)
 	return found;
 }
 
-/*
- * Is there a tracepoint of this name, in vmlinux or in a loaded module
- * (jbd2, xfs and btrfs are modules on many distributions)?  Asks BTF for
- * its btf_trace_<name> typedef, which is what tp_btf attaches to.
- */
 /* Parsed once (~20 ms each time here): start-up asks about half a dozen
  * tracepoints.  Released once the programs are loaded. */
 static struct btf *vmlinux;
@@ -54,6 +49,11 @@ void kernel_btf_release(void)
 	vmlinux = NULL;
 }
 
+/*
+ * Is there a tracepoint of this name, in vmlinux or in a loaded module
+ * (jbd2, xfs and btrfs are modules on many distributions)?  Asks BTF for
+ * its btf_trace_<name> typedef, which is what tp_btf attaches to.
+ */
 bool kernel_has_tracepoint(const char *tp)
 {
 	struct btf *kernel = vmlinux_btf(), *mod;
