@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A/B of amptrace builds on the synthetic writer: is a change faster?
 #
-#   scripts/bench/ab.sh [-n REPS] [-w write|mmap] [-s MIB] BINARY...
+#   scripts/bench/ab.sh [-n REPS] [-w write|mmap] [-s MIB] [-c] BINARY...
 #
 # Each repetition runs bench_writer once untraced and once under each
 # BINARY (`trace --preset write -c bench_writer`), in that order, on one
@@ -10,17 +10,20 @@
 # Copy the binaries somewhere first (make replaces ./amptrace).  Noise
 # between runs is 3-10 % on a VM: compare medians of several repetitions,
 # and prefer the per-program ns, which vary less than the throughput.
+# -c adds each program's run count (name=NS/COUNT): runs per write tell
+# which costs scale with the data and which with the syscalls.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/tests/lib.sh"
 BW=${BENCH_WRITER:-$ROOT/build/tests/bench_writer}
 
-reps=3 wl=write mib=1024
-while getopts n:w:s:h opt; do
+reps=3 wl=write mib=1024 counts=0
+while getopts n:w:s:ch opt; do
     case $opt in
         n) reps=$OPTARG ;;
         w) wl=$OPTARG ;;
         s) mib=$OPTARG ;;
+        c) counts=1 ;;
         *) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
     esac
 done
@@ -58,7 +61,7 @@ for ((rep = 1; rep <= reps; rep++)); do
         if [[ -n $tp ]]; then
             python3 "$ROOT/scripts/bench/progstats.py" snap "$tp" "$AMP_TMP/s1"
             costs=$(python3 "$ROOT/scripts/bench/progstats.py" diff "$AMP_TMP/s0" "$AMP_TMP/s1" ab "$wl" |
-                awk '$4 > 0 { printf " %s=%.0f", $3, $5 / $4 }')
+                awk -v c=$counts '$4 > 0 { printf " %s=%.0f", $3, $5 / $4; if (c) printf "/%d", $4 }')
             kill -INT "$tp"
             wait "$tp" || true
         fi
