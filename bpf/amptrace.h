@@ -98,7 +98,7 @@ struct amp_entry {
 	__u32 write_faults;
 	__u32 ios;		/* requests that carried its pages */
 	__u64 dev_bytes[AMP_NR_CLASSES];
-	__s32 outstanding;	/* 1 while open + folios not yet written */
+	__s32 outstanding;	/* folios not yet written (plus a bias while open) */
 	__u32 nr_runs;
 	__u32 runs_dropped;	/* folios beyond AMP_SCATTER_MAX */
 	__u32 nr_txns;
@@ -108,16 +108,16 @@ struct amp_entry {
 	struct amp_page_run runs[AMP_SCATTER_MAX];
 };
 
-/* A jbd2 transaction: who opened handles in it, what its commit wrote. */
 /*
  * What the block layer adds to an entry that dirtied folios, from its first
  * folio until the last one is written (or it times out): small, because
  * at 100k entries/s tens of thousands wait for write-back at once.  Sent
- * as AMP_REC_SETTLED when the last reference goes.
+ * as AMP_REC_SETTLED when the last reference goes.  In `unsettled`, id 0
+ * marks a free slot.
  */
 struct amp_settle {
 	__u32 type;		/* AMP_REC_SETTLED */
-	__s32 outstanding;	/* 1 while open + folios not yet written */
+	__s32 outstanding;	/* folios not yet written (plus a bias while open) */
 	__u64 id;
 	__u64 closed_ns;	/* CLOCK_BOOTTIME its thread closed it, 0 while open */
 	__u64 dev_bytes[2];	/* data, metadata charged to it */
@@ -126,6 +126,7 @@ struct amp_settle {
 	__u32 folios_written;
 };
 
+/* A jbd2 transaction: who opened handles in it, what its commit wrote. */
 struct amp_txn_key {
 	__u32 dev;
 	__u32 tid;
@@ -160,7 +161,8 @@ struct amp_page_owner {
 	__u32 bytes_written;
 	__u16 run;		/* slot in the entry's runs[], or 0xffff */
 	__u8 kind;
-	__u8 __pad[5];
+	__u8 __pad;
+	__u32 settle_slot;	/* the entry's struct amp_settle in `unsettled` */
 };
 
 /* Per written-to disk: bytes by class over the whole run. */

@@ -121,7 +121,7 @@ static __always_inline void charge_owner(struct walk *w, struct amp_dev_stats *d
 	if (fs)
 		__sync_fetch_and_add(&fs->dev_bytes, bytes);
 
-	s = settle_lookup(o->entry_id);
+	s = settle_lookup(o->settle_slot, o->entry_id);
 	if (!s) {
 		__sync_fetch_and_add(&ds->late_bytes, bytes);
 	} else {

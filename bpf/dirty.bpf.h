@@ -18,11 +18,20 @@ static __always_inline void page_owner_cancel(struct amp_page_key *key)
 		return;
 	if (!o->bytes_written) {
 		STAT_INC(pages_cancelled);
-		s = settle_lookup(o->entry_id);
+		s = settle_lookup(o->settle_slot, o->entry_id);
 		if (s)
 			settle_put(s);
 	}
 	bpf_map_delete_elem(&page_owners, key);
+}
+
+/* Is this folio in the file the thread's write() targets?  Then it was
+ * named and checked for exclusion at enter, and is counted at exit. */
+static __always_inline bool folio_of_write_target(const struct amp_thread *t,
+						  const struct amp_page_key *key)
+{
+	return t->p.kind == AMP_SYS_WRITE && t->p.fd_ino == key->ino &&
+	       t->p.fd_dev == key->dev;
 }
 
 /* One folio of mapping, at index, npages long, went clean -> dirty. */
@@ -32,14 +41,13 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct amp_page_key key = {};
 	struct amp_page_owner owner = {};
-	struct amp_file_key fk = {};
-	struct amp_file_stats *fs;
+	struct amp_file_stats *fs = NULL;
 	struct amp_thread *t;
-	struct amp_settle *s;
 	struct inode *host;
 	struct super_block *sb;
 	struct amp_entry *e;
 	__u32 slot, disk;
+	bool own_file;
 
 	/* All tp_btf pointers: direct loads, no helper call per field. */
 	if (!mapping)
@@ -52,9 +60,6 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 	key.ino = host->i_ino;
 	key.index = index;
 
-	/* A new dirtying episode: whoever owned the folio before is done. */
-	page_owner_cancel(&key);
-
 	t = thread_state(false);
 	e = thread_entry(t);
 	if (!e && task_is_target(pid_tgid) && (t || (t = thread_state(true)))) {
@@ -65,37 +70,46 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 
 		e = entry_open(t, pid_tgid, &start, bpf_ktime_get_boot_ns());
 	}
-	if (!e) {
+	if (!e || !t) {
 		if (t)
 			STAT_INC(pages_untracked);
-		return 0;
+		goto not_owned;
 	}
 	disk = sb_disk(sb);
 	if (!disk_is_target(disk))
-		return 0;
-	fk.dev = key.dev;
-	fk.ino = key.ino;
-	fs = file_stats(&fk, host, pid_tgid >> 32);
-	if (fs && fs->excluded)
-		return 0;
+		goto not_owned;
+	own_file = folio_of_write_target(t, &key);
+	if (!own_file) {
+		struct amp_file_key fk = { .dev = key.dev, .ino = key.ino };
+
+		fs = file_stats(&fk, host, pid_tgid >> 32);
+		if (fs && fs->excluded)
+			goto not_owned;
+	}
 	/* What the block layer will charge, by the entry's id. */
-	s = entry_settle(t);
-	if (!s)
-		return 0;
+	if (!entry_settle(t))
+		goto not_owned;
 
 	owner.entry_id = e->id;
+	owner.settle_slot = t->settle_slot;
 	owner.npages = npages;
-	owner.kind = inode_holds_data(host->i_mode, key.ino, sb) ? AMP_PAGE_FILE : AMP_PAGE_META;
+	owner.kind = own_file || inode_holds_data(host->i_mode, key.ino, sb) ?
+		     AMP_PAGE_FILE : AMP_PAGE_META;
 	slot = e->nr_runs;
 	owner.run = slot < AMP_SCATTER_MAX ? slot : 0xffff;
-	/* The reference first: the folio could be written as soon as it is owned. */
-	__sync_fetch_and_add(&s->outstanding, 1);
-	if (bpf_map_update_elem(&page_owners, &key, &owner, BPF_ANY)) {
-		STAT_INC(pages_full);
-		settle_put(s);	/* never the last: the open entry holds one */
-		return 0;
+	/* Most folios have no owner yet: one insert.  An owned one starts a
+	 * new dirtying episode: its owner is done with it first. */
+	if (bpf_map_update_elem(&page_owners, &key, &owner, BPF_NOEXIST)) {
+		page_owner_cancel(&key);
+		if (bpf_map_update_elem(&page_owners, &key, &owner, BPF_NOEXIST)) {
+			STAT_INC(pages_full);
+			return 0;
+		}
 	}
 
+	/* Owned: from here the entry's close counts it in its settlement. */
+	e->folios_dirtied++;
+	e->pages_dirtied += owner.npages;
 	if (!e->disk)
 		e->disk = disk;
 	/* Dirtied outside a write syscall: a write fault on a shared mapping.
@@ -103,8 +117,6 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 	 * fault of the system cost more than the whole chain.) */
 	if (t->p.kind == AMP_SYS_NONE)
 		e->write_faults++;
-	e->folios_dirtied++;
-	e->pages_dirtied += owner.npages;
 	if (slot < AMP_SCATTER_MAX) {
 		struct amp_page_run *run = &e->runs[slot];
 
@@ -118,7 +130,17 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 	} else {
 		e->runs_dropped++;
 	}
-	file_account(fs, pid_tgid >> 32, e->id, owner.npages);
+	if (own_file) {
+		t->p.folios_dirtied++;
+		t->p.pages_dirtied += owner.npages;
+	} else {
+		file_account(fs, pid_tgid >> 32, e->id, owner.npages);
+	}
+	return 0;
+
+not_owned:
+	/* A new dirtying episode all the same: whoever owned the folio is done. */
+	page_owner_cancel(&key);
 	return 0;
 }
 

@@ -3,11 +3,12 @@
  * Entry lifecycle.  An entry is the span of one traced thread from one
  * logging syscall to its next.  It lives in the thread's state, and only
  * the thread touches it; the thread reports it when it moves on.  An entry
- * that dirties a folio also gets a small struct amp_settle in `unsettled`,
- * which the block layer finds by id and charges: it holds one reference for
- * the entry being open and one per dirtied folio not yet seen at the block
- * layer, and whoever drops the last one (the thread moving on, or the
- * request completion that writes its last folio) sends it and deletes it.
+ * that dirties a folio also gets a small struct amp_settle in a slot of
+ * `unsettled`, which the block layer finds by slot and id and charges: it
+ * counts the dirtied folios not yet seen at the block layer, plus a bias
+ * while the entry is open, and whoever takes it to zero (the thread moving
+ * on, or the request completion that writes its last folio) sends it and
+ * frees the slot.
  */
 #ifndef AMPTRACE_ENTRY_BPF_H
 #define AMPTRACE_ENTRY_BPF_H
@@ -41,22 +42,36 @@ static __always_inline void entry_report(struct amp_entry *e)
 		STAT_INC(ringbuf_drops);
 }
 
-static __always_inline struct amp_settle *settle_lookup(__u64 id)
+/* Entry id's settlement in slot, or NULL if it was settled or swept. */
+static __always_inline struct amp_settle *settle_lookup(__u32 slot, __u64 id)
 {
-	return bpf_map_lookup_elem(&unsettled, &id);
+	struct amp_settle *s = bpf_map_lookup_elem(&unsettled, &slot);
+
+	return s && s->id == id ? s : NULL;
 }
 
-/* Drop one reference; the last one sends the entry's device-side totals. */
-static __always_inline void settle_put(struct amp_settle *s)
+/* The settlement's count while its entry is open: no number of folios
+ * reaches it, so write-outs cannot bring it to zero before the close. */
+#define AMP_SETTLE_OPEN_BIAS (1 << 30)
+
+/* Drop refs references; the last one sends the entry's device-side totals. */
+static __always_inline void settle_put_n(struct amp_settle *s, __s32 refs)
 {
 	__u64 id = s->id;
 
-	if (__sync_fetch_and_add(&s->outstanding, -1) != 1)
+	if (__sync_fetch_and_add(&s->outstanding, -refs) != refs)
 		return;
 	s->type = AMP_REC_SETTLED;
 	if (bpf_ringbuf_output(&events, s, sizeof(*s), ringbuf_wakeup_flag(sizeof(*s))))
 		STAT_INC(ringbuf_drops);
-	bpf_map_delete_elem(&unsettled, &id);
+	/* Free the slot, unless the loader's sweep took it meanwhile. */
+	__sync_val_compare_and_swap(&s->id, id, 0);
+}
+
+/* One folio written or cancelled. */
+static __always_inline void settle_put(struct amp_settle *s)
+{
+	settle_put_n(s, 1);
 }
 
 /* The current thread's state; created (create=true) on its first logging
@@ -78,22 +93,45 @@ static __always_inline struct amp_entry *thread_entry(struct amp_thread *t)
 	return t && t->entry_id ? &t->open : NULL;
 }
 
-/* The open entry's settlement, created at its first dirtied folio; NULL if
- * the map is full (counted: that folio goes uncharged). */
-static __always_inline struct amp_settle *entry_settle(struct amp_thread *t)
+/*
+ * The open entry's settlement, made at its first dirtied folio; false if
+ * no slot is free (counted: that folio goes uncharged).  Its count starts
+ * at the open bias, write-outs take one each, and the close adds the
+ * entry's folio count back less the bias: the dirtying path then needs no
+ * lookup and no atomic per folio, only a slot for the first one.  Slots are
+ * taken in turn, so the oldest settle first and the next one is usually
+ * free; several busy ones in a row mean the array is full.
+ */
+#define AMP_SETTLE_PROBES 8
+
+static __always_inline bool entry_settle(struct amp_thread *t)
 {
 	__u64 id = t->entry_id;
 
-	if (!t->entry_unsettled) {
-		struct amp_settle init = { .id = id, .outstanding = 1 };
+	if (t->entry_unsettled)
+		return true;
+	for (int i = 0; i < AMP_SETTLE_PROBES; i++) {
+		__u32 slot = __sync_fetch_and_add(&next_settle_slot, 1) & settle_slot_mask;
+		struct amp_settle *s = bpf_map_lookup_elem(&unsettled, &slot);
 
-		if (bpf_map_update_elem(&unsettled, &id, &init, BPF_NOEXIST)) {
-			STAT_INC(entries_full);
-			return NULL;
-		}
+		if (!s)
+			break;
+		if (__sync_val_compare_and_swap(&s->id, 0, id) != 0)
+			continue;
+		/* Ours: nothing charges it before its first folio is owned. */
+		s->outstanding = AMP_SETTLE_OPEN_BIAS;
+		s->closed_ns = 0;
+		s->dev_bytes[0] = 0;
+		s->dev_bytes[1] = 0;
+		s->runs_written = 0;
+		s->ios = 0;
+		s->folios_written = 0;
+		t->settle_slot = slot;
 		t->entry_unsettled = true;
+		return true;
 	}
-	return settle_lookup(id);
+	STAT_INC(entries_full);
+	return false;
 }
 
 /* The thread moves on (or exits, or tracing ends): report its entry, and
@@ -109,14 +147,15 @@ static __always_inline void entry_close(struct amp_thread *t, __u64 now, __u32 f
 	t->entry_id = 0;
 	e->end_ns = now;
 	e->flags |= AMP_ENTRY_CLOSED | flags;
-	if (t->entry_unsettled && (s = settle_lookup(id))) {
+	if (t->entry_unsettled && (s = settle_lookup(t->settle_slot, id))) {
 		s->closed_ns = now;
 		e->flags |= AMP_ENTRY_UNSETTLED;
 	}
-	/* The entry before its settlement: user space holds it until then. */
+	/* The entry before its settlement: user space holds it until then.
+	 * From here the count is the folios not yet written. */
 	entry_report(e);
 	if (s)
-		settle_put(s);
+		settle_put_n(s, AMP_SETTLE_OPEN_BIAS - (__s32)e->folios_dirtied);
 }
 
 /* Close the thread's previous entry and open a new one for syscall p, at

@@ -60,17 +60,28 @@ static __always_inline void file_account(struct amp_file_stats *fs, __u32 tgid,
 	__sync_fetch_and_add(&fs->pages_dirtied, npages);
 }
 
-/* A write syscall's bytes go to the file it targeted. */
+/* A write syscall's bytes, and the folios of its file it dirtied, go to the
+ * file it targeted: one lookup per syscall, not one per folio. */
 static __always_inline void file_account_write(const struct pending_syscall *p,
 					       __u64 entry_id, long bytes)
 {
 	struct amp_file_key fk = { .dev = p->fd_dev, .ino = p->fd_ino };
-	struct amp_file_stats *fs = file_stats(&fk, NULL, bpf_get_current_pid_tgid() >> 32);
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct amp_file_stats *fs;
 
+	if (bytes <= 0 && !p->folios_dirtied)
+		return;
+	fs = file_stats(&fk, NULL, tgid);
 	if (!fs)
 		return;
 	file_count_entry(fs, entry_id);
-	__sync_fetch_and_add(&fs->syscall_bytes, bytes);
+	if (bytes > 0)
+		__sync_fetch_and_add(&fs->syscall_bytes, bytes);
+	if (p->folios_dirtied) {
+		fs->last_pid = tgid;
+		__sync_fetch_and_add(&fs->folios_dirtied, p->folios_dirtied);
+		__sync_fetch_and_add(&fs->pages_dirtied, p->pages_dirtied);
+	}
 }
 
 #endif /* AMPTRACE_FILES_BPF_H */

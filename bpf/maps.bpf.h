@@ -18,12 +18,15 @@ const volatile __u32 target_disk_minor = 0;
 const volatile __u32 page_size = 4096;
 const volatile __u32 walk_max_steps = 4096;	/* bvec chunks per request */
 const volatile __u64 ringbuf_quarter = 1 << 18;	/* a quarter of the events ring */
+const volatile __u32 settle_slot_mask = (1 << 17) - 1;	/* unsettled's size - 1 */
 /* Address of xfs's log-write completion (xlog_bio_end_io) from kallsyms:
  * bios that end there are xfs log writes, its journal.  0: unknown. */
 const volatile __u64 xfs_log_end_io = 0;
 
 /* Source of entry ids; 0 means "no entry". */
 __u64 next_entry_id = 1;
+/* Where the next settlement looks for a free slot in `unsettled`. */
+__u32 next_settle_slot = 0;
 
 /* syscall number -> enum amp_syscall_kind, filled from the chosen preset. */
 struct {
@@ -53,6 +56,10 @@ struct pending_syscall {
 	__u64 fd_ino;
 	__u32 fd_dev;
 	__s32 nr;
+	/* Folios of the target file this syscall dirtied: added to its
+	 * per-file totals at exit, in the one lookup that adds its bytes. */
+	__u32 folios_dirtied;
+	__u32 pages_dirtied;
 	__u8 kind;
 	__u8 __pad[7];
 };
@@ -69,7 +76,12 @@ struct amp_thread {
 	struct pending_syscall p;	/* p.kind == AMP_SYS_NONE: none in flight */
 	__u64 entry_id;			/* its open entry, 0 if none */
 	bool entry_unsettled;		/* it dirtied a folio: in `unsettled` too */
-	__u8 __pad[7];
+	__u8 __pad[3];
+	__u32 settle_slot;		/* its slot there */
+	/* The file of its last write, known to be in `files` and not
+	 * excluded (the loader marks exclusions before attaching): a logger
+	 * writes one file, so most writes need no lookup at enter. */
+	struct amp_file_key last_file;
 	struct amp_entry open;		/* the open entry */
 };
 
@@ -80,13 +92,20 @@ struct {
 	__type(value, struct amp_thread);
 } threads SEC(".maps");
 
-/* Entries that dirtied folios, from their first until their last folio is
- * written: what the block layer charges, by entry id.  An entry that dirties
- * nothing (most appends land in a page already dirty) never comes here. */
+/*
+ * Entries that dirtied folios, from their first until their last folio is
+ * written: what the block layer charges.  An entry that dirties nothing
+ * (most appends land in a page already dirty) never comes here.  Slots of
+ * an array, taken in turn and marked by the entry's id (0: free), not a
+ * hash: the insert per dirtying entry and the lookup per written folio
+ * were two hash operations of ~230 ns each.  Its size is a power of 2;
+ * the loader maps it to sweep entries whose folios never came.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 131072);
-	__type(key, __u64);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << 17);	/* --max-entries, rounded up */
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
 	__type(value, struct amp_settle);
 } unsettled SEC(".maps");
 

@@ -77,14 +77,20 @@ static __always_inline int logging_syscall_enter(long nr, struct pt_regs *regs,
 			return 0;
 		fk.dev = BPF_CORE_READ(inode, i_sb, s_dev);
 		fk.ino = BPF_CORE_READ(inode, i_ino);
-		/* Named while we hold the inode (a full map: traced, counted). */
-		fs = file_stats(&fk, inode, pid_tgid >> 32);
-		if (fs && fs->excluded)
+		t = thread_state(true);
+		if (!t)
 			return 0;
+		if (t->last_file.ino != fk.ino || t->last_file.dev != fk.dev) {
+			/* Named while we hold the inode (a full map: traced, counted). */
+			fs = file_stats(&fk, inode, pid_tgid >> 32);
+			if (fs && fs->excluded)
+				return 0;
+			if (fs)
+				t->last_file = fk;
+		}
 		p.fd_dev = fk.dev;
 		p.fd_ino = fk.ino;
-		t = thread_state(true);
-		if (!t || !entry_open(t, pid_tgid, &p, bpf_ktime_get_boot_ns()))
+		if (!entry_open(t, pid_tgid, &p, bpf_ktime_get_boot_ns()))
 			return 0;
 	} else {
 		/* Receives on sockets, and journald's reads of kernel messages
@@ -172,8 +178,7 @@ static __always_inline int logging_syscall_exit(long nr, long ret)
 			e->bytes = ret;
 			if (ret <= 0)
 				e->flags |= AMP_ENTRY_FAILED;
-			else
-				file_account_write(p, e->id, ret);
+			file_account_write(p, e->id, ret);
 		}
 	} else {
 		receive_done(t, p->nr, p->kind, p->arg_ptr, ret);

@@ -83,7 +83,7 @@ static const struct argp_option trace_options[] = {
 	  "Serve Prometheus/OpenMetrics counters at http://ADDR:PORT/metrics", 0 },
 	{ "metrics-file", OPT_METRICS_FILE, "PATH", 0,
 	  "Write the counters to PATH (node_exporter textfile), every second and at exit", 0 },
-	{ "max-entries", OPT_MAX_ENTRIES, "N", 0, "Entries awaiting the write-out of their folios (131072)", 1 },
+	{ "max-entries", OPT_MAX_ENTRIES, "N", 0, "Entries awaiting the write-out of their folios (131072; rounded up to a power of 2)", 1 },
 	{ "max-pages", OPT_MAX_PAGES, "N", 0, "Dirty folios awaiting write-out (262144)", 1 },
 	{ "max-files", OPT_MAX_FILES, "N", 0, "Files in the per-file summary (4096)", 1 },
 	{ "ringbuf-kb", OPT_RINGBUF_KB, "KB", 0, "Ring buffer size, power of 2 (1024)", 1 },

@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,7 +23,6 @@
 #include "amptrace.skel.h"
 
 #define SWEEP_PERIOD		0.5	/* s: ledger windows */
-#define SWEEP_BATCH		256	/* entries read per system call */
 #define METRICS_PERIOD		1.0	/* s: device counters to metrics, textfile rewritten */
 #define CHECKPOINT_PERIOD	2.0	/* s: a summary into the record, for a killed recorder */
 
@@ -57,6 +57,8 @@ struct tracer {
 	struct metrics *metrics;	/* --metrics, --metrics-file */
 	FILE *out;
 	struct unsettled *unsettled;	/* entries awaiting their AMP_REC_SETTLED */
+	struct amp_settle *slots;	/* the kernel's `unsettled` array, mapped */
+	size_t nr_slots;
 	void *timed_out;	/* tsearch set of ids reported by the sweep */
 	__u64 entries_timed_out, late_records;
 	/* device counters at start, for every disk in /sys/block */
@@ -190,7 +192,12 @@ static int configure(struct tracer *t)
 		skel->rodata->target_disk_major = major;
 		skel->rodata->target_disk_minor = minor;
 	}
-	bpf_map__set_max_entries(skel->maps.unsettled, o->max_entries);
+	/* A power of 2: the kernel takes its slots in turn, by mask. */
+	t->nr_slots = 1;
+	while (t->nr_slots < o->max_entries)
+		t->nr_slots <<= 1;
+	bpf_map__set_max_entries(skel->maps.unsettled, t->nr_slots);
+	skel->rodata->settle_slot_mask = t->nr_slots - 1;
 	bpf_map__set_max_entries(skel->maps.page_owners, o->max_pages);
 	bpf_map__set_max_entries(skel->maps.files, o->max_files);
 	bpf_map__set_max_entries(skel->maps.events, o->ringbuf_kb * 1024);
@@ -355,91 +362,76 @@ out:
 	free(per);
 }
 
-/* Append the ids of the settlements in this batch that are due: all of
- * them, or those whose entry closed more than --settle-timeout ago. */
-static int collect_stale(const struct amp_settle *batch, __u32 count, bool all,
-			 __u64 now_ns, __u64 timeout_ns, __u64 **ids, size_t *n, size_t *cap)
+/* A settlement due for the sweep: its entry's id and slot. */
+struct stale_slot {
+	__u64 id;	/* first: sorted by id */
+	__u32 slot;
+};
+
+/* Is the settlement in this slot due: any at all, or one whose entry
+ * closed more than --settle-timeout ago?  Returns its id, 0 if not. */
+static __u64 slot_due(const struct amp_settle *s, bool all, __u64 now_ns, __u64 timeout_ns)
 {
-	for (__u32 i = 0; i < count; i++) {
-		const struct amp_settle *s = &batch[i];
+	__u64 id = __atomic_load_n(&s->id, __ATOMIC_ACQUIRE);
+	__u64 closed_ns = __atomic_load_n(&s->closed_ns, __ATOMIC_RELAXED);
 
-		/* closed_ns may be after now_ns: closed since the clock was read. */
-		if (!all && (!s->closed_ns || s->closed_ns > now_ns ||
-			     now_ns - s->closed_ns < timeout_ns))
-			continue;
-		if (*n == *cap) {
-			size_t c = *cap ? *cap * 2 : 64;
-			__u64 *p = realloc(*ids, c * sizeof(**ids));
-
-			if (!p)
-				return -ENOMEM;
-			*ids = p;
-			*cap = c;
-		}
-		(*ids)[(*n)++] = s->id;
-	}
-	return 0;
+	if (!id || all)
+		return id;
+	/* closed_ns may be after now_ns: closed since the clock was read. */
+	if (!closed_ns || closed_ns > now_ns || now_ns - closed_ns < timeout_ns)
+		return 0;
+	return id;
 }
 
 /*
  * Entries closed long ago whose folios never all reached a device (all:
- * every one left, at exit): reported as they stand.  The map is read in
- * batches: one system call per SWEEP_BATCH settlements, not two each.
+ * every one left, at exit): reported as they stand.  The kernel's slots are
+ * read in place, through the mapping; a slot is taken by exchanging its id
+ * for 0, as the kernel frees it, so exactly one of the two reports it.
  */
 static void sweep_stale(struct tracer *t, bool all)
 {
-	int fd = bpf_map__fd(t->skel->maps.unsettled);
 	__u64 now_ns, timeout_ns = t->opts->settle_timeout * 1000000000ULL;
-	__u64 *ids = NULL, *keys = NULL, in_token = 0, out_token = 0;
-	struct amp_settle *batch = NULL, s;
-	__u32 batch_len = SWEEP_BATCH;
+	struct stale_slot *due = NULL;
 	size_t n = 0, cap = 0;
 	struct timespec now;
-	bool first = true;
 
+	if (!t->slots)
+		return;
 	clock_gettime(CLOCK_BOOTTIME, &now);
 	now_ns = now.tv_sec * 1000000000ULL + now.tv_nsec;
-	/* Collect first: deleting while iterating restarts the walk. */
-	for (;;) {
-		LIBBPF_OPTS(bpf_map_batch_opts, opts);
-		__u32 count = batch_len;
-		int err;
+	for (size_t i = 0; i < t->nr_slots; i++) {
+		__u64 id = slot_due(&t->slots[i], all, now_ns, timeout_ns);
 
-		if (!batch) {
-			keys = calloc(batch_len, sizeof(*keys));
-			batch = calloc(batch_len, sizeof(*batch));
-			if (!keys || !batch)
+		if (!id)
+			continue;
+		if (n == cap) {
+			size_t c = cap ? cap * 2 : 64;
+			struct stale_slot *p = realloc(due, c * sizeof(*p));
+
+			if (!p) {
+				amp_err("sweeping unsettled entries: out of memory");
 				break;
+			}
+			due = p;
+			cap = c;
 		}
-		err = bpf_map_lookup_batch(fd, first ? NULL : &in_token, &out_token,
-					   keys, batch, &count, &opts) ? -errno : 0;
-		if (err == -ENOSPC && !count) {
-			/* One hash bucket holds more than a batch: a bigger one. */
-			batch_len *= 2;
-			free(keys);
-			free(batch);
-			keys = NULL;
-			batch = NULL;
-			continue;
-		}
-		if (err && err != -ENOENT) {
-			amp_err("reading the unsettled-entries map: %s", strerror(-err));
-			break;
-		}
-		if (collect_stale(batch, count, all, now_ns, timeout_ns, &ids, &n, &cap) ||
-		    err == -ENOENT)
-			break;
-		in_token = out_token;
-		first = false;
+		due[n].id = id;
+		due[n++].slot = i;
 	}
-	free(keys);
-	free(batch);
 	if (n)	/* qsort wants a non-NULL base even for 0 elements */
-		qsort(ids, n, sizeof(*ids), cmp_u64);	/* report in id order */
+		qsort(due, n, sizeof(*due), cmp_u64);	/* report in id order */
 	for (size_t i = 0; i < n; i++) {
+		struct amp_settle *slot = &t->slots[due[i].slot], s;
+		__u64 expect = due[i].id;
+
+		/* Copied before taking it: once free, a new entry may claim it. */
+		memcpy(&s, slot, sizeof(s));
 		/* Gone meanwhile: its last folio was written, it came by ring. */
-		if (bpf_map_lookup_and_delete_elem(fd, &ids[i], &s))
+		if (!__atomic_compare_exchange_n(&slot->id, &expect, 0, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			continue;
+		s.id = due[i].id;
 		settled(t, &s, true);
 		if (!all) {
 			__u64 *id = malloc(sizeof(*id));
@@ -451,7 +443,7 @@ static void sweep_stale(struct tracer *t, bool all)
 			t->entries_timed_out++;
 		}
 	}
-	free(ids);
+	free(due);
 }
 
 /* At exit: entries whose settlement never came (its record lost) are
@@ -778,6 +770,13 @@ static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, i
 			amp_err("cannot fill BPF maps: %s", strerror(-err));
 		return -1;
 	}
+	t->slots = mmap(NULL, t->nr_slots * sizeof(*t->slots), PROT_READ | PROT_WRITE,
+			MAP_SHARED, bpf_map__fd(t->skel->maps.unsettled), 0);
+	if (t->slots == MAP_FAILED) {
+		t->slots = NULL;
+		amp_err("cannot map the unsettled-entries array: %s", strerror(errno));
+		return -1;
+	}
 	err = amptrace__attach(t->skel);
 	if (err) {
 		amp_err("cannot attach to tracepoints (%s); rerun with -v", strerror(-err));
@@ -880,6 +879,8 @@ int trace_run(const struct trace_opts *o)
 
 cleanup:
 	ring_buffer__free(t.rb);
+	if (t.slots)
+		munmap(t.slots, t.nr_slots * sizeof(*t.slots));
 	detach_syscall_hooks(&t);
 	amptrace__destroy(t.skel);
 	ledger_free(t.ledger);
