@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A/B of amptrace builds on the synthetic writer: is a change faster?
 #
-#   scripts/bench/ab.sh [-n REPS] [-w write|mmap] [-s MIB] [-c] BINARY...
+#   scripts/bench/ab.sh [-n REPS] [-w write|mmap] [-s MIB] [-b BYTES] [-c] BINARY...
 #
 # Each repetition runs bench_writer once untraced and once under each
 # BINARY (`trace --preset write -c bench_writer`), in that order, on one
@@ -10,19 +10,21 @@
 # Copy the binaries somewhere first (make replaces ./amptrace).  Noise
 # between runs is 3-10 % on a VM: compare medians of several repetitions,
 # and prefer the per-program ns, which vary less than the throughput.
-# -c adds each program's run count (name=NS/COUNT): runs per write tell
+# -b sets the write() size (65536): small ones are appends into pages
+# already dirty, a logger's usual entry.  -c adds each program's run count (name=NS/COUNT): runs per write tell
 # which costs scale with the data and which with the syscalls.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/tests/lib.sh"
 BW=${BENCH_WRITER:-$ROOT/build/tests/bench_writer}
 
-reps=3 wl=write mib=1024 counts=0
-while getopts n:w:s:ch opt; do
+reps=3 wl=write mib=1024 bs=65536 counts=0
+while getopts n:w:s:b:ch opt; do
     case $opt in
         n) reps=$OPTARG ;;
         w) wl=$OPTARG ;;
         s) mib=$OPTARG ;;
+        b) bs=$OPTARG ;;
         c) counts=1 ;;
         *) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
     esac
@@ -36,7 +38,7 @@ for b in "$@" "$BW"; do [[ -x $b ]] || { echo "ab: $b is not executable" >&2; ex
 MNT=$AMP_TMP/ab
 make_loopfs ext4 $((mib * 2 + 1024)) "$MNT"
 case $wl in
-    write) args=(write "$MNT/ab.dat" -k -s "$mib" -b 65536) ;;
+    write) args=(write "$MNT/ab.dat" -k -s "$mib" -b "$bs") ;;
     mmap)  args=(mmap "$MNT/ab.dat" -k -s "$mib" -m 256) ;;
 esac
 "$BW" "${args[@]}" >/dev/null	# warm-up: creates the file every run rewrites
