@@ -22,8 +22,6 @@ const volatile __u32 settle_slot_mask = (1 << 17) - 1;	/* unsettled's size - 1 *
 /* Address of xfs's log-write completion (xlog_bio_end_io) from kallsyms:
  * bios that end there are xfs log writes, its journal.  0: unknown. */
 const volatile __u64 xfs_log_end_io = 0;
-/* The kernel has bpf_rdonly_cast (6.2+): see fd_target(). */
-const volatile bool have_rdonly_cast = false;
 
 /* Source of entry ids; 0 means "no entry". */
 __u64 next_entry_id = 1;

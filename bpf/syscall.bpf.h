@@ -15,66 +15,19 @@
 
 #define AMP_RECVMMSG_MAX 64	/* messages summed per recvmmsg */
 
-/* What a logging syscall's fd is. */
-struct fd_target {
-	struct inode *inode;	/* to name the file by */
-	__u64 ino;		/* regular files only */
-	__u32 dev;		/* its filesystem's s_dev; regular files only */
-	__u32 rdev;		/* character devices only */
-	__u16 mode;		/* the S_IFMT bits */
-};
-
-/*
- * A kernel pointer read as a plain value becomes one the program may load
- * through directly (a fault reads as zero, as with a probe read).  6.2+;
- * the loader sets have_rdonly_cast from BTF, and elsewhere the call is
- * dead code the verifier drops.
- */
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
-
-/* The file behind fd in the current task: false if none.  Every logging
- * syscall comes here, so the fields are loads where the kernel allows:
- * each bpf_probe_read_kernel is a helper call (~50 ns here), and the five
- * of them were half of on_syscall_enter without its record. */
-static __always_inline bool fd_target(int fd, struct fd_target *ft)
+/* The inode behind fd in the current task, or NULL. */
+static __always_inline struct inode *fd_inode(int fd)
 {
 	/* Direct loads down to the fd array; its slots are raw pointers. */
 	struct fdtable *fdt = bpf_get_current_task_btf()->files->fdt;
 	struct file **fds, *file = NULL;
-	struct inode *inode;
 
 	if (!fdt || fd < 0 || fd >= fdt->max_fds)
-		return false;
+		return NULL;
 	fds = fdt->fd;
 	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
-		return false;
-	if (have_rdonly_cast) {
-		struct file *f = bpf_rdonly_cast(file, bpf_core_type_id_kernel(struct file));
-
-		inode = f->f_inode;
-		if (!inode)
-			return false;
-		ft->mode = inode->i_mode & AMP_S_IFMT;
-		if (ft->mode == AMP_S_IFREG) {
-			ft->dev = inode->i_sb->s_dev;
-			ft->ino = inode->i_ino;
-		} else if (ft->mode == AMP_S_IFCHR) {
-			ft->rdev = inode->i_rdev;
-		}
-	} else {
-		inode = BPF_CORE_READ(file, f_inode);
-		if (!inode)
-			return false;
-		ft->mode = BPF_CORE_READ(inode, i_mode) & AMP_S_IFMT;
-		if (ft->mode == AMP_S_IFREG) {
-			ft->dev = BPF_CORE_READ(inode, i_sb, s_dev);
-			ft->ino = BPF_CORE_READ(inode, i_ino);
-		} else if (ft->mode == AMP_S_IFCHR) {
-			ft->rdev = BPF_CORE_READ(inode, i_rdev);
-		}
-	}
-	ft->inode = inode;
-	return true;
+		return NULL;
+	return BPF_CORE_READ(file, f_inode);
 }
 
 /* The syscall's first two arguments: from the saved registers on the raw
@@ -88,11 +41,12 @@ static __always_inline int logging_syscall_enter(long nr, struct pt_regs *regs,
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct pending_syscall p = {};
-	struct fd_target ft = {};
 	struct amp_file_stats *fs;
 	struct amp_thread *t;
 	__u32 key = nr;
+	struct inode *inode;
 	__u8 *kind;
+	__u16 mode;
 
 	kind = bpf_map_lookup_elem(&syscall_kinds, &key);
 	if (!kind || *kind == AMP_SYS_NONE || !task_is_target(pid_tgid))
@@ -109,24 +63,26 @@ static __always_inline int logging_syscall_enter(long nr, struct pt_regs *regs,
 		return 0;
 	}
 
-	if (!fd_target((int)SYSCALL_ARG(0), &ft))
+	inode = fd_inode((int)SYSCALL_ARG(0));
+	if (!inode)
 		return 0;
+	mode = BPF_CORE_READ(inode, i_mode) & AMP_S_IFMT;
 	p.nr = nr;
 	p.kind = *kind;
 
 	if (p.kind == AMP_SYS_WRITE) {
 		struct amp_file_key fk = {};
 
-		if (ft.mode != AMP_S_IFREG)
+		if (mode != AMP_S_IFREG)
 			return 0;
-		fk.dev = ft.dev;
-		fk.ino = ft.ino;
+		fk.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+		fk.ino = BPF_CORE_READ(inode, i_ino);
 		t = thread_state(true);
 		if (!t)
 			return 0;
 		if (t->last_file.ino != fk.ino || t->last_file.dev != fk.dev) {
 			/* Named while we hold the inode (a full map: traced, counted). */
-			fs = file_stats(&fk, ft.inode, pid_tgid >> 32);
+			fs = file_stats(&fk, inode, pid_tgid >> 32);
 			if (fs && fs->excluded)
 				return 0;
 			if (fs)
@@ -139,8 +95,8 @@ static __always_inline int logging_syscall_enter(long nr, struct pt_regs *regs,
 	} else {
 		/* Receives on sockets, and journald's reads of kernel messages
 		 * (/dev/kmsg, char 1:11): each one a log record. */
-		if (ft.mode != AMP_S_IFSOCK &&
-		    !(ft.mode == AMP_S_IFCHR && ft.rdev == AMP_KMSG_RDEV))
+		if (mode != AMP_S_IFSOCK &&
+		    !(mode == AMP_S_IFCHR && BPF_CORE_READ(inode, i_rdev) == AMP_KMSG_RDEV))
 			return 0;
 		p.arg_ptr = SYSCALL_ARG(1);
 		t = thread_state(true);

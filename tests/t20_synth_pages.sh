@@ -9,16 +9,14 @@ need_root
 prog_ids() { bpftool prog show 2>/dev/null | sed -nE 's/^([0-9]+): .* name on_[a-z_]+ .*/\1/p' | sort; }
 
 # Both ways into the syscalls: the preset's own tracepoints, and the raw
-# hook; and the paths of older kernels, forced here: the request walk of
-# kernels without bpf_loop (AMPTRACE_NO_BPF_LOOP; t96 runs it on one) and
-# the probe reads of the fd's inode before 6.2 (AMPTRACE_NO_RDONLY_CAST).
+# hook; and the request walk of kernels without bpf_loop (t96 runs it on
+# one), forced here with AMPTRACE_NO_BPF_LOOP.
 have_bpf_loop=0   # else (before 5.17) the bounded walk is the default
 bpftool feature probe kernel 2>/dev/null | grep -q bpf_loop && have_bpf_loop=1
 for hook in default --raw-syscalls bounded-walk; do
     args=(); [[ $hook == default || $hook == bounded-walk ]] || args=("$hook")
     bounded=0; [[ $hook == bounded-walk ]] || ((!have_bpf_loop)) && bounded=1
     if ((bounded)); then export AMPTRACE_NO_BPF_LOOP=1; else unset AMPTRACE_NO_BPF_LOOP; fi
-    if [[ $hook == bounded-walk ]]; then export AMPTRACE_NO_RDONLY_CAST=1; else unset AMPTRACE_NO_RDONLY_CAST; fi
     mnt=$AMP_TMP/mnt-${hook#--}
     make_loopfs ext4 256 "$mnt"
     prog_ids >"$AMP_TMP/progs.before"
@@ -47,4 +45,4 @@ for hook in default --raw-syscalls bounded-walk; do
     [[ -z $left ]] || fail "BPF programs $left still loaded after amptrace exited"
     ok "$hook: $(wc -l <"$AMP_TMP/progs.mine") BPF programs loaded while tracing ($walk), none left after"
 done
-unset AMPTRACE_NO_BPF_LOOP AMPTRACE_NO_RDONLY_CAST
+unset AMPTRACE_NO_BPF_LOOP

@@ -70,7 +70,6 @@ int trace_run(const struct trace_opts *opts);
 /* preflight.c */
 int preflight_check(const char *btf_path);
 bool kernel_has_tracepoint(const char *tp);
-bool kernel_has_kfunc(const char *name);
 void kernel_btf_release(void);
 
 /* presets.c */

@@ -82,14 +82,6 @@ bool kernel_has_tracepoint(const char *tp)
 	return found;
 }
 
-/* Does the kernel have this kfunc (a BTF function of vmlinux)? */
-bool kernel_has_kfunc(const char *name)
-{
-	struct btf *kernel = vmlinux_btf();
-
-	return kernel && btf__find_by_name_kind(kernel, name, BTF_KIND_FUNC) > 0;
-}
-
 /* What the core chain cannot do without, each with the kernel that has it. */
 static int check_kernel_features(void)
 {

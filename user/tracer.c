@@ -208,12 +208,6 @@ static int configure(struct tracer *t)
 	if (o->verbose && !skel->rodata->xfs_log_end_io)
 		fprintf(stderr, "amptrace: xlog_bio_end_io not in kallsyms: xfs log counted as metadata\n");
 
-	/* 6.2+: the syscall fd's file and inode by direct loads, not probe reads. */
-	skel->rodata->have_rdonly_cast = kernel_has_kfunc("bpf_rdonly_cast") &&
-					 !getenv("AMPTRACE_NO_RDONLY_CAST");
-	if (o->verbose && !skel->rodata->have_rdonly_cast)
-		fprintf(stderr, "amptrace: no bpf_rdonly_cast: fd targets read by probe\n");
-
 	/* Page-era kernels (before 5.17): per-page dirtying event, no bpf_loop. */
 	if (kernel_has_tracepoint("writeback_dirty_folio")) {
 		bpf_program__set_autoload(skel->progs.on_dirty_page, false);
