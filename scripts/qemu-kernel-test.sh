@@ -29,6 +29,8 @@
 #   AMPTRACE_QEMU_TIMEOUT  seconds for the whole guest run (default 600)
 #   AMPTRACE_QEMU_MEM / AMPTRACE_QEMU_SMP   guest MiB (4096) / vCPUs (2)
 #   AMPTRACE_QEMU_CMD      a shell command to run in the guest before the tests
+#   AMPTRACE_QEMU_APPEND   more kernel arguments, e.g. to see a hang:
+#                          "loglevel=7 softlockup_all_cpu_backtrace=1"
 #   AMPTRACE, SYNTH_WRITER  passed on to the guest's tests (tests/lib.sh);
 #                          must be on /, but not under /tmp or /run
 #                          (the checkout itself may be under /tmp, not /run)
@@ -378,7 +380,7 @@ t_start=$SECONDS
 setpriv --pdeathsig KILL -- "$QEMU" -nodefaults -no-user-config -machine q35 "${ACCEL_ARGS[@]}" \
     -smp "${AMPTRACE_QEMU_SMP:-2}" -m "${AMPTRACE_QEMU_MEM:-4096}" \
     -kernel "$VMLINUZ" -initrd "$WORK/initramfs.cpio" \
-    -append "console=ttyS0 rdinit=/init panic=-1 loglevel=4 mitigations=off" \
+    -append "console=ttyS0 rdinit=/init panic=-1 loglevel=4 mitigations=off ${AMPTRACE_QEMU_APPEND-}" \
     -display none -monitor none -serial "file:$console" -no-reboot \
     -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
     -virtfs "local,path=$out,mount_tag=ampout,security_model=none,multidevs=remap" \
