@@ -134,7 +134,7 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 		t->p.folios_dirtied++;
 		t->p.pages_dirtied += owner.npages;
 	} else {
-		file_account(fs, pid_tgid >> 32, e->id, owner.npages);
+		file_account(fs, pid_tgid >> 32, e->id, 1, owner.npages);
 	}
 	return 0;
 

@@ -48,15 +48,15 @@ static __always_inline void file_count_entry(struct amp_file_stats *fs, __u64 en
 	}
 }
 
-/* A folio of the file dirtied by an entry (fs: from file_stats, or NULL). */
+/* Folios of the file dirtied by an entry (fs: from file_stats, or NULL). */
 static __always_inline void file_account(struct amp_file_stats *fs, __u32 tgid,
-					 __u64 entry_id, __u32 npages)
+					 __u64 entry_id, __u32 folios, __u32 npages)
 {
 	if (!fs)
 		return;
 	fs->last_pid = tgid;
 	file_count_entry(fs, entry_id);
-	__sync_fetch_and_add(&fs->folios_dirtied, 1);
+	__sync_fetch_and_add(&fs->folios_dirtied, folios);
 	__sync_fetch_and_add(&fs->pages_dirtied, npages);
 }
 
@@ -77,11 +77,8 @@ static __always_inline void file_account_write(const struct pending_syscall *p,
 	file_count_entry(fs, entry_id);
 	if (bytes > 0)
 		__sync_fetch_and_add(&fs->syscall_bytes, bytes);
-	if (p->folios_dirtied) {
-		fs->last_pid = tgid;
-		__sync_fetch_and_add(&fs->folios_dirtied, p->folios_dirtied);
-		__sync_fetch_and_add(&fs->pages_dirtied, p->pages_dirtied);
-	}
+	if (p->folios_dirtied)
+		file_account(fs, tgid, entry_id, p->folios_dirtied, p->pages_dirtied);
 }
 
 #endif /* AMPTRACE_FILES_BPF_H */
