@@ -90,7 +90,31 @@ def check_synth(expect_path, trace_path, dev, page_size):
     if not within(d["classes"]["data"], npages * page_size, 0.01):
         fail(f"device data class {d['classes']['data']} != {npages} pages x {page_size}")
     ok(f"device data class {d['classes']['data']} = {npages} pages x {page_size}")
+    check_synth_files(expected, summary, page_size)
     check_devsum(summary, dev)
+
+
+def check_synth_files(expected, summary, page_size):
+    """Per-file totals: each entry counted once per file it touched, its
+    pwrite's bytes to the pwrite's file, every page and its write-out."""
+    want = {}
+    for exp in expected:
+        write_ino = exp["pages"][0][0]
+        for ino in {p[0] for p in exp["pages"]}:
+            w = want.setdefault(ino, {"entries": 0, "syscall_bytes": 0, "pages_dirtied": 0})
+            w["entries"] += 1
+        want[write_ino]["syscall_bytes"] += exp["bytes"]
+        for ino, _ in exp["pages"]:
+            want[ino]["pages_dirtied"] += 1
+    for ino, w in want.items():
+        w["dev_bytes"] = w["pages_dirtied"] * page_size
+        got = [f for f in summary["files"] if f["ino"] == ino]
+        if len(got) != 1:
+            fail(f"inode {ino}: {len(got)} rows in the per-file summary")
+        have = {k: got[0][k] for k in w}
+        if have != w:
+            fail(f"inode {ino} ({got[0].get('path')}): per-file totals {have}, expected {w}")
+        ok(f"{got[0].get('path')}: per-file totals {w}")
 
 
 def check_devsum(summary, dev):

@@ -6,12 +6,14 @@
  * expected entry -> (inode, page) map as JSON lines on stdout, which must
  * not be a regular file (a write to one would be an entry of its own).
  *
- *   synth_writer [-n ENTRIES] [-w WRITE_PAGES] [-m MMAP_PAGES] [-g GAP_MS] [-s] [-c] DIR
+ *   synth_writer [-n ENTRIES] [-w WRITE_PAGES] [-m MMAP_PAGES] [-g GAP_MS] [-s] [-c] [-o] DIR
  *
  * -s: fsync between the pwrite and the stores, so that on ext4 each entry
  * opens jbd2 handles in two transactions (the fsync commits the first).
  * -c: contiguous pwrites (no page gap between entries), so that write-back
  * settles many entries with one request.
+ * -o: one file: the stores go to a mapping of the pwrite's own file, past
+ * the pages the pwrites reach (a logger that also maps what it writes).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,38 +43,45 @@ int main(int argc, char **argv)
 	struct timespec gap;
 	char *buf, *map;
 	size_t map_len;
-	int fd_w, fd_m, opt, split_txn = 0;
+	int fd_w, fd_m, opt, split_txn = 0, one_file = 0;
+	long map_base = 0;	/* page of the mapping's start in its file */
 	long stride = 2;	/* entry i's pwrite starts at page i * stride * W */
 
-	while ((opt = getopt(argc, argv, "n:w:m:g:sc")) != -1) {
+	while ((opt = getopt(argc, argv, "n:w:m:g:sco")) != -1) {
 		switch (opt) {
 		case 'n': n = atol(optarg); break;
 		case 'w': w = atol(optarg); break;
 		case 'm': m = atol(optarg); break;
 		case 'g': gap_ms = atol(optarg); break;
+		case 'o': one_file = 1; break;
 		case 's': split_txn = 1; break;
 		case 'c': stride = 1; break;
 		default:
-			fprintf(stderr, "usage: synth_writer [-n N] [-w W] [-m M] [-g MS] [-s] [-c] DIR\n");
+			fprintf(stderr, "usage: synth_writer [-n N] [-w W] [-m M] [-g MS] [-s] [-c] [-o] DIR\n");
 			return 2;
 		}
 	}
 	if (optind != argc - 1 || n < 1 || w < 1 || m < 0) {
-		fprintf(stderr, "usage: synth_writer [-n N] [-w W] [-m M] [-g MS] [-s] [-c] DIR\n");
+		fprintf(stderr, "usage: synth_writer [-n N] [-w W] [-m M] [-g MS] [-s] [-c] [-o] DIR\n");
 		return 2;
 	}
 	snprintf(path_w, sizeof(path_w), "%s/synth-write.dat", argv[optind]);
 	snprintf(path_m, sizeof(path_m), "%s/synth-mmap.dat", argv[optind]);
 
-	fd_w = open(path_w, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	fd_m = open(path_m, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (one_file) {
+		fd_w = fd_m = open(path_w, O_RDWR | O_CREAT | O_TRUNC, 0644);
+		map_base = n * stride * w + 1;	/* past every pwrite */
+	} else {
+		fd_w = open(path_w, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		fd_m = open(path_m, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	}
 	if (fd_w < 0 || fd_m < 0)
 		die("open");
 	/* Sparse: sizing dirties no page; the first store to each one does. */
 	map_len = (n * m * MMAP_STRIDE + 1) * page;
-	if (ftruncate(fd_m, map_len))
+	if (ftruncate(fd_m, map_base * page + map_len))
 		die("ftruncate");
-	map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd_m, 0);
+	map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd_m, map_base * page);
 	if (map == MAP_FAILED)
 		die("mmap");
 	/* No readahead: each fault brings in exactly one small folio. */
@@ -108,13 +117,14 @@ int main(int argc, char **argv)
 			       i * stride * w + k);
 		for (long j = 0; j < m; j++)
 			printf(",[%llu,%ld]", (unsigned long long)st_m.st_ino,
-			       (i * m + j) * MMAP_STRIDE);
+			       map_base + (i * m + j) * MMAP_STRIDE);
 		printf("]}\n");
 	}
 	fflush(stdout);
 	munmap(map, map_len);
 	close(fd_w);
-	close(fd_m);
+	if (fd_m != fd_w)
+		close(fd_m);
 	free(buf);
 	return 0;
 }

@@ -46,3 +46,15 @@ for hook in default --raw-syscalls bounded-walk; do
     ok "$hook: $(wc -l <"$AMP_TMP/progs.mine") BPF programs loaded while tracing ($walk), none left after"
 done
 unset AMPTRACE_NO_BPF_LOOP
+
+# One file written and mapped by the same entries: the stores after each
+# pwrite land in the file the thread keeps totals for, and each entry still
+# counts once in it.
+make_loopfs ext4 256 "$AMP_TMP/mnt-one-file"
+start_tracer -c synth_writer --dev "$LOOPNAME"
+"$SYNTH_WRITER" -n 8 -w 2 -m 3 -o "$AMP_TMP/mnt-one-file" | cat >"$AMP_TMP/expect.json"
+sync
+stop_tracer
+_log "one file written and mapped (-o)"
+python3 "$AMP_ROOT/tests/checks.py" synth "$AMP_TMP/expect.json" "$TRACE_OUT" \
+    "$LOOPNAME" "$(getconf PAGESIZE)"
