@@ -47,7 +47,7 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 	struct super_block *sb;
 	struct amp_entry *e;
 	__u32 slot, disk;
-	bool own_file;
+	bool own_file, last_file;
 
 	/* All tp_btf pointers: direct loads, no helper call per field. */
 	if (!mapping)
@@ -79,7 +79,10 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 	if (!disk_is_target(disk))
 		goto not_owned;
 	own_file = folio_of_write_target(t, &key);
-	if (!own_file) {
+	/* The thread's last file keeps its totals in the thread: known, and
+	 * not excluded. */
+	last_file = !own_file && file_is_last(t, key.dev, key.ino);
+	if (!own_file && !last_file) {
 		struct amp_file_key fk = { .dev = key.dev, .ino = key.ino };
 
 		fs = file_stats(&fk, host, pid_tgid >> 32);
@@ -133,6 +136,8 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 	if (own_file) {
 		t->p.folios_dirtied++;
 		t->p.pages_dirtied += owner.npages;
+	} else if (last_file) {
+		file_delta_add(t, e->id, 0, 1, owner.npages);
 	} else {
 		file_account(fs, pid_tgid >> 32, e->id, 1, owner.npages);
 	}

@@ -194,8 +194,10 @@ int drain_threads(struct bpf_iter__task *ctx)
 	if (!task)
 		return 0;
 	t = bpf_task_storage_get(&threads, task, 0, 0);
-	if (t)
+	if (t) {
 		entry_close(t, bpf_ktime_get_boot_ns(), AMP_ENTRY_DRAINED);
+		file_delta_flush(t, task->tgid);
+	}
 	return 0;
 }
 

@@ -60,9 +60,55 @@ static __always_inline void file_account(struct amp_file_stats *fs, __u32 tgid,
 	__sync_fetch_and_add(&fs->pages_dirtied, npages);
 }
 
+/* Is (dev, ino) the thread's last written file, whose totals it keeps? */
+static __always_inline bool file_is_last(const struct amp_thread *t, __u32 dev, __u64 ino)
+{
+	return t->last_file.ino == ino && t->last_file.dev == dev && ino;
+}
+
+/* Folios (and bytes) of the thread's last file, by entry entry_id. */
+static __always_inline void file_delta_add(struct amp_thread *t, __u64 entry_id, __u64 bytes,
+					   __u32 folios, __u32 npages)
+{
+	struct amp_file_delta *d = &t->file_delta;
+
+	if (d->last_entry != entry_id) {
+		d->last_entry = entry_id;
+		d->entries++;
+	}
+	d->syscall_bytes += bytes;
+	d->folios_dirtied += folios;
+	d->pages_dirtied += npages;
+}
+
+/* The thread's additions to its last file, into `files` (tgid: its
+ * process, for the file's path).  Each count is taken by an exchange: at
+ * the end the drain and the thread's own exit can race, and each count
+ * then goes to one of them. */
+static __always_inline void file_delta_flush(struct amp_thread *t, __u32 tgid)
+{
+	struct amp_file_delta *d = &t->file_delta;
+	struct amp_file_stats *fs;
+
+	if (!d->entries)
+		return;
+	fs = file_stats(&t->last_file, NULL, tgid);
+	if (!fs) {
+		__builtin_memset(d, 0, sizeof(*d));	/* files_full counted */
+		return;
+	}
+	fs->last_pid = tgid;
+	__sync_fetch_and_add(&fs->entries, __sync_lock_test_and_set(&d->entries, 0));
+	__sync_fetch_and_add(&fs->syscall_bytes, __sync_lock_test_and_set(&d->syscall_bytes, 0));
+	__sync_fetch_and_add(&fs->folios_dirtied, __sync_lock_test_and_set(&d->folios_dirtied, 0));
+	__sync_fetch_and_add(&fs->pages_dirtied, __sync_lock_test_and_set(&d->pages_dirtied, 0));
+}
+
 /* A write syscall's bytes, and the folios of its file it dirtied, go to the
- * file it targeted: one lookup per syscall, not one per folio. */
-static __always_inline void file_account_write(const struct pending_syscall *p,
+ * file it targeted: the thread's last file (named and checked at enter),
+ * kept in the thread, so no lookup at all. */
+static __always_inline void file_account_write(struct amp_thread *t,
+					       const struct pending_syscall *p,
 					       __u64 entry_id, long bytes)
 {
 	struct amp_file_key fk = { .dev = p->fd_dev, .ino = p->fd_ino };
@@ -71,6 +117,12 @@ static __always_inline void file_account_write(const struct pending_syscall *p,
 
 	if (bytes <= 0 && !p->folios_dirtied)
 		return;
+	if (file_is_last(t, p->fd_dev, p->fd_ino)) {
+		file_delta_add(t, entry_id, bytes > 0 ? bytes : 0, p->folios_dirtied,
+			       p->pages_dirtied);
+		return;
+	}
+	/* Not in `files` at enter (it was full): try again. */
 	fs = file_stats(&fk, NULL, tgid);
 	if (!fs)
 		return;

@@ -64,6 +64,16 @@ struct pending_syscall {
 	__u8 __pad[7];
 };
 
+/* A thread's additions to its last written file's totals, not yet in
+ * `files` (see struct amp_thread). */
+struct amp_file_delta {
+	__u64 entries;
+	__u64 syscall_bytes;
+	__u64 folios_dirtied;
+	__u64 pages_dirtied;
+	__u64 last_entry;	/* to count each entry once */
+};
+
 /*
  * Per traced thread: its logging syscall in flight and its open entry, in
  * task-local storage rather than hash maps keyed by tid.  sys_exit looks
@@ -82,6 +92,10 @@ struct amp_thread {
 	 * excluded (the loader marks exclusions before attaching): a logger
 	 * writes one file, so most writes need no lookup at enter. */
 	struct amp_file_key last_file;
+	/* What its writes add to that file, kept here so that a write's exit
+	 * needs no lookup either; added to `files` when it writes another
+	 * file, when it exits, and when tracing ends. */
+	struct amp_file_delta file_delta;
 	struct amp_entry open;		/* the open entry */
 };
 

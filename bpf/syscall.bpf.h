@@ -85,8 +85,10 @@ static __always_inline int logging_syscall_enter(long nr, struct pt_regs *regs,
 			fs = file_stats(&fk, inode, pid_tgid >> 32);
 			if (fs && fs->excluded)
 				return 0;
-			if (fs)
+			if (fs) {
+				file_delta_flush(t, pid_tgid >> 32);
 				t->last_file = fk;
+			}
 		}
 		p.fd_dev = fk.dev;
 		p.fd_ino = fk.ino;
@@ -178,7 +180,7 @@ static __always_inline int logging_syscall_exit(long nr, long ret)
 			e->bytes = ret;
 			if (ret <= 0)
 				e->flags |= AMP_ENTRY_FAILED;
-			file_account_write(p, e->id, ret);
+			file_account_write(t, p, e->id, ret);
 		}
 	} else {
 		receive_done(t, p->nr, p->kind, p->arg_ptr, ret);
@@ -205,8 +207,10 @@ int BPF_PROG(on_thread_exit)
 {
 	struct amp_thread *t = thread_state(false);
 
-	if (t)
+	if (t) {
 		entry_close(t, bpf_ktime_get_boot_ns(), 0);
+		file_delta_flush(t, bpf_get_current_pid_tgid() >> 32);
+	}
 	return 0;
 }
 

@@ -829,6 +829,7 @@ int trace_run(const struct trace_opts *o)
 {
 	const struct preset_syscall *sys;
 	struct tracer t = { .opts = o, .out = stdout };
+	struct bpf_link *exit_link = NULL;
 	struct summary s = {};
 	int nr_sys, err = -1;
 
@@ -857,13 +858,20 @@ int trace_run(const struct trace_opts *o)
 		goto cleanup;
 	err = poll_loop(&t);
 
-	/* Detach and read both counters at once, then settle what is left. */
+	/* Detach and read both counters at once, then settle what is left.
+	 * The thread-exit program stays until the drain has run: a thread
+	 * that exits meanwhile still adds its file totals (the drain adds
+	 * those of the threads it finds). */
 	s.duration_s = now_s() - t.start;
 	detach_syscall_hooks(&t);
+	exit_link = t.skel->links.on_thread_exit;
+	t.skel->links.on_thread_exit = NULL;
 	amptrace__detach(t.skel);
 	devs_summary(&t, &s);
 	ring_buffer__consume(t.rb);
 	drain_open_entries(&t);
+	bpf_link__destroy(exit_link);
+	exit_link = NULL;
 	ring_buffer__consume(t.rb);	/* what the drain reported */
 	sweep_stale(&t, true);
 	report_unsettled(&t);
@@ -878,6 +886,7 @@ int trace_run(const struct trace_opts *o)
 		err = -1;
 
 cleanup:
+	bpf_link__destroy(exit_link);
 	ring_buffer__free(t.rb);
 	if (t.slots)
 		munmap(t.slots, t.nr_slots * sizeof(*t.slots));
