@@ -150,7 +150,7 @@ make_loopfs() {
         btrfs|btrfsC) mkfs=(mkfs.btrfs -q -f) ;;
         *) _log "make_loopfs: unknown fstype '$fstype'"; return 2 ;;
     esac
-    [[ $mp != /var/log/journal ]] || _journald_lock
+    [[ $mp != "$JOURNAL_DIR" ]] || _journald_lock
     if mountpoint -q "$mp"; then _log "make_loopfs: $mp is already a mount point"; return 1; fi
 
     img=$AMP_TMP/img$((_LOOP_SEQ++)).$fstype
@@ -181,11 +181,76 @@ devstat_write_ios()     { local -a f; read -r -a f <"/sys/block/$1/stat"; echo "
 
 # --------------------------------------------------------------- journald ---
 
+# Which journald a journald test runs (AMP_JOURNALD):
+#   252  the host's /lib/systemd/systemd-journald (Debian 12), the default;
+#   257  Debian 13's, in a chroot on a debootstrap tree cached by
+#        scripts/debian-rootfs.sh, under an overlay of the test's own (so the
+#        cache never changes), with /proc, /sys (--rbind: 257 refuses to
+#        start without it), /dev and a private /run.
+# use_journald sets JOURNALD_ROOT ('' for the host's), JOURNAL_DIR (the
+# host path of its /var/log/journal: mount the test's loop fs there) and
+# JOURNALD_SOCK; journald 257 also turns kernel audit on by default, so
+# the audit state is put back as it was when the test ends.
+# AMP_JOURNALD_CONF: lines for a journald.conf drop-in ([Journal] section),
+# e.g. "Audit=no" (257 only: the host's journald.conf is never touched).
+AMP_JOURNALD=${AMP_JOURNALD:-252}
+JOURNALD_ROOT='' JOURNAL_DIR=/var/log/journal
 JOURNALD_SOCK=/run/systemd/journal/socket
+JOURNALD_VERSION=''
+
+use_journald() {
+    case $AMP_JOURNALD in
+        252)
+            [[ -x /lib/systemd/systemd-journald ]] || skip "no /lib/systemd/systemd-journald"
+            JOURNALD_VERSION=$(dpkg-query -W -f '${Version}' systemd 2>/dev/null)
+            JOURNALD_VERSION=${JOURNALD_VERSION%%[.-]*}
+            ;;
+        257) _journald_chroot trixie ;;
+        *) _log "use_journald: AMP_JOURNALD=$AMP_JOURNALD (want 252 or 257)"; return 2 ;;
+    esac
+    _log "use_journald: journald $JOURNALD_VERSION${JOURNALD_ROOT:+ in chroot $JOURNALD_ROOT}"
+}
+
+# The chroot for a Debian release's journald: SUITE.
+_journald_chroot() {
+    local suite=$1 lower rc=0 root
+    lower=$("$AMP_ROOT/scripts/debian-rootfs.sh" "$suite") || rc=$?
+    ((rc == 77)) && skip "journald of Debian $suite: the Debian registry cannot be reached and no $suite tree is cached (scripts/debian-rootfs.sh)"
+    ((rc == 0)) || { _log "use_journald: no $suite tree"; return 1; }
+    _journald_lock
+    root=$AMP_TMP/root-$suite
+    mkdir -p "$root" "$AMP_TMP/ovl-$suite/upper" "$AMP_TMP/ovl-$suite/work"
+    mount -t overlay amptest-root -o "lowerdir=$lower,upperdir=$AMP_TMP/ovl-$suite/upper,workdir=$AMP_TMP/ovl-$suite/work" "$root"
+    at_exit _umount_robust "$root"
+    mount -t proc proc "$root/proc"
+    at_exit umount -l "$root/proc"
+    # rslave: unmounting the copies must never reach the host's own mounts.
+    mount --rbind /sys "$root/sys" && mount --make-rslave "$root/sys"
+    at_exit umount -R -l "$root/sys"
+    mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev"
+    at_exit umount -R -l "$root/dev"
+    mount -t tmpfs -o mode=0755,size=64m amptest-run "$root/run"
+    at_exit _umount_robust "$root/run"
+    JOURNALD_ROOT=$root JOURNAL_DIR=$root/var/log/journal
+    JOURNALD_SOCK=$root/run/systemd/journal/socket
+    # (Not `systemd-journald --version`: 257 takes no options, and starts.)
+    JOURNALD_VERSION=$(chroot "$root" dpkg-query -W -f '${Version}' systemd 2>/dev/null)
+    JOURNALD_VERSION=${JOURNALD_VERSION%%[.-]*}
+    [[ -n $JOURNALD_VERSION ]] || { _log "use_journald: no journald in the $suite tree"; return 1; }
+}
+
+# journald_run CMD ARGS...: a command of the journald's own release (its
+# journalctl, logger), in its root; paths inside are the root's own
+# (journal_path turns a host path into one).
+journald_run() {
+    if [[ -n $JOURNALD_ROOT ]]; then chroot "$JOURNALD_ROOT" "$@"; else "$@"; fi
+}
+journal_path() { echo "${1#"$JOURNALD_ROOT"}"; }
 
 # start_journald: standalone journald persisting to whatever is mounted at
-# /var/log/journal.  Never pass it arguments: journald 252 treats argv[1]
-# as a *namespace* name (even "--version") and creates dirs for it.
+# $JOURNAL_DIR (use_journald first; make_loopfs there).  Never pass it
+# arguments: journald 252 treats argv[1] as a *namespace* name (even
+# "--version") and creates dirs for it.
 # One standalone journald at a time on this host (one socket path, one
 # /var/log/journal): tests that need it queue here; the lock goes with the
 # test's process.  Idempotent.
@@ -199,38 +264,58 @@ _journald_lock() {
 }
 
 start_journald() {
-    local wdir=/run/systemd/journal
+    local wdir=${JOURNALD_ROOT}/run/systemd/journal runlog=${JOURNALD_ROOT}/run/log/journal
+    [[ -n $JOURNALD_VERSION ]] || use_journald
     _journald_lock
     if pgrep -x systemd-journal >/dev/null; then   # comm is truncated to 15 chars
         _log "start_journald: a systemd-journald is already running:"
         pgrep -ax systemd-journal >&2
         return 1
     fi
-    if ! mountpoint -q /var/log/journal; then
-        _log "start_journald: warning: /var/log/journal is not a mount point"
-        _mkdir_tracked /var/log/journal     # and remove what journald adds
-        _snapshot_dir /var/log/journal "$AMP_TMP/snap.varlog"
-        at_exit _remove_new_entries /var/log/journal "$AMP_TMP/snap.varlog"
+    if ! mountpoint -q "$JOURNAL_DIR"; then
+        _log "start_journald: warning: $JOURNAL_DIR is not a mount point"
+        _mkdir_tracked "$JOURNAL_DIR"     # and remove what journald adds
+        _snapshot_dir "$JOURNAL_DIR" "$AMP_TMP/snap.varlog"
+        at_exit _remove_new_entries "$JOURNAL_DIR" "$AMP_TMP/snap.varlog"
     fi
 
-    # After `journalctl --flush`, journald deletes the runtime journal in
-    # /run/log/journal, but refuses to delete on a non-tmpfs fs ("Attempted
-    # to remove disk file system ... can't allow that"); the leftover file is
-    # then reopened and ALL later entries go to /run, not /var/log/journal.
-    # Where /run is not tmpfs (this VM), give it a private tmpfs.
-    _mkdir_tracked /run/log/journal
-    if [[ $(stat -f -c %T /run/log/journal) != tmpfs ]]; then
-        mount -t tmpfs -o mode=0755,size=64m amptest-runlog /run/log/journal
-        at_exit _umount_robust /run/log/journal
+    if [[ -z $JOURNALD_ROOT ]]; then
+        # After `journalctl --flush`, journald deletes the runtime journal in
+        # /run/log/journal, but refuses to delete on a non-tmpfs fs ("Attempted
+        # to remove disk file system ... can't allow that"); the leftover file is
+        # then reopened and ALL later entries go to /run, not /var/log/journal.
+        # Where /run is not tmpfs (this VM), give it a private tmpfs.  (The
+        # chroot's /run is a tmpfs of its own already.)
+        _mkdir_tracked "$runlog"
+        if [[ $(stat -f -c %T "$runlog") != tmpfs ]]; then
+            mount -t tmpfs -o mode=0755,size=64m amptest-runlog "$runlog"
+            at_exit _umount_robust "$runlog"
+        fi
+        # Register cleanup of the paths journald creates before starting it.
+        _snapshot_dir "$wdir" "$AMP_TMP/snap.runjournal"
+        _snapshot_dir "$runlog" "$AMP_TMP/snap.runlog"
+        at_exit _remove_new_entries "$wdir" "$AMP_TMP/snap.runjournal"
+        at_exit _remove_new_entries "$runlog" "$AMP_TMP/snap.runlog"
+    else
+        # journald 257 turns kernel audit on unless told otherwise: the
+        # host's audit state comes back when the test ends (after journald
+        # is gone: at_exit runs last-in first-out).
+        local audit
+        audit=$(python3 "$AMP_ROOT/tests/audit_state.py" get) &&
+            at_exit python3 "$AMP_ROOT/tests/audit_state.py" set "$audit"
+        if [[ -n ${AMP_JOURNALD_CONF:-} ]]; then
+            mkdir -p "$JOURNALD_ROOT/etc/systemd/journald.conf.d"
+            printf '[Journal]\n%s\n' "$AMP_JOURNALD_CONF" \
+                >"$JOURNALD_ROOT/etc/systemd/journald.conf.d/amptest.conf"
+        fi
     fi
-    # Register cleanup of the paths journald creates before starting it.
-    _snapshot_dir "$wdir" "$AMP_TMP/snap.runjournal"
-    _snapshot_dir /run/log/journal "$AMP_TMP/snap.runlog"
-    at_exit _remove_new_entries "$wdir" "$AMP_TMP/snap.runjournal"
-    at_exit _remove_new_entries /run/log/journal "$AMP_TMP/snap.runlog"
 
     mkdir -p "$wdir"
-    /lib/systemd/systemd-journald </dev/null >"$AMP_TMP/journald.log" 2>&1 &
+    if [[ -n $JOURNALD_ROOT ]]; then
+        chroot "$JOURNALD_ROOT" /usr/lib/systemd/systemd-journald </dev/null >"$AMP_TMP/journald.log" 2>&1 &
+    else
+        /lib/systemd/systemd-journald </dev/null >"$AMP_TMP/journald.log" 2>&1 &
+    fi
     JOURNALD_PID=$!
     at_exit _kill_wait "$JOURNALD_PID" journald
 
@@ -240,9 +325,10 @@ start_journald() {
         return 1
     fi
     # Move from the volatile /run/log/journal to persistent /var/log/journal.
-    journalctl --flush >/dev/null 2>&1 || { _log "start_journald: journalctl --flush failed"; return 1; }
-    wait_for 'compgen -G "/var/log/journal/*/system.journal" >/dev/null' 10 ||
-        { _log "start_journald: no system.journal under /var/log/journal"; return 1; }
+    journald_run journalctl --flush >/dev/null 2>&1 ||
+        { _log "start_journald: journalctl --flush failed"; return 1; }
+    wait_for "compgen -G '$JOURNAL_DIR/*/system.journal' >/dev/null" 10 ||
+        { _log "start_journald: no system.journal under $JOURNAL_DIR"; return 1; }
     # Settle, so the test counts none of the setup I/O.  After replying to
     # --flush journald still logs its own "Time spent on flushing..." entries;
     # those dirty the file's mtime, which ext4 commits up to 5 s later
@@ -250,11 +336,11 @@ start_journald() {
     # 6 s (> one 5 s jbd2 commit interval) of no writes on the device.
     sleep 1
     sync
-    _wait_quiet /var/log/journal 6 20
+    _wait_quiet "$JOURNAL_DIR" 6 20
     # Quiet is not clean: pages journald dirtied meanwhile (its own notices)
     # wait for writeback, and would be written while a test traces.
     sync
-    _log "start_journald: pid $JOURNALD_PID, file $(journald_file)"
+    _log "start_journald: journald $JOURNALD_VERSION, pid $JOURNALD_PID, file $(journald_file)"
 }
 
 # Wait until the block device behind MOUNTPOINT has written nothing for
@@ -271,23 +357,24 @@ _wait_quiet() {
     done
 }
 
-# journald_file: path of the active persistent journal file.
+# journald_file: host path of the active persistent journal file.
 journald_file() {
     local f
-    for f in /var/log/journal/*/system.journal; do [[ -e $f ]] && { echo "$f"; return 0; }; done
+    for f in "$JOURNAL_DIR"/*/system.journal; do [[ -e $f ]] && { echo "$f"; return 0; }; done
     return 1
 }
 
 # send_journal_entry MESSAGE [FIELD=VALUE ...]: exactly one native entry =
 # one datagram on $JOURNALD_SOCK (logger --journald -> sd_journal_sendv ->
-# one sendmsg).  Values must not contain newlines.  PRIORITY=6 and
-# SYSLOG_IDENTIFIER=$AMP_TAG are added unless given.
+# one sendmsg), by the logger of the journald's own release.  Values must
+# not contain newlines.  PRIORITY=6 and SYSLOG_IDENTIFIER=$AMP_TAG are added
+# unless given.
 send_journal_entry() {
     local msg=$1; shift
     local -a extra=()
     [[ " $* " == *" PRIORITY="* ]] || extra+=(PRIORITY=6)
     [[ " $* " == *" SYSLOG_IDENTIFIER="* ]] || extra+=("SYSLOG_IDENTIFIER=$AMP_TAG")
-    printf '%s\n' "MESSAGE=$msg" "$@" "${extra[@]}" | logger --journald
+    printf '%s\n' "MESSAGE=$msg" "$@" "${extra[@]}" | journald_run logger --journald
 }
 
 # ---------------------------------------------------------------- rsyslog ---
