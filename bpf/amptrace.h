@@ -36,9 +36,14 @@ enum amp_class {
 	AMP_CLASS_DATA = 0,	/* file pages dirtied by a traced entry */
 	AMP_CLASS_METADATA = 1,	/* bdev/dir/btree pages, REQ_META */
 	AMP_CLASS_JOURNAL = 2,	/* submitted by the fs journal thread (jbd2) */
-	AMP_CLASS_OTHER = 3,	/* untraced writers, direct I/O, unwalked */
-	AMP_NR_CLASSES = 4,
+	AMP_CLASS_OTHER = 3,	/* untraced writers since the start, direct I/O, unwalked */
+	AMP_CLASS_BEFORE_START = 4,	/* file pages dirtied before tracing started */
+	AMP_NR_CLASSES = 5,
 };
+
+/* An entry's own device bytes: data and metadata (journal and other are
+ * unused slots, kept for the record format). */
+#define AMP_ENTRY_CLASSES 4
 
 /* Kind of a dirtied page, as recorded in an entry's scatter list. */
 enum amp_page_kind {
@@ -52,6 +57,8 @@ enum amp_page_kind {
 #define AMP_ENTRY_DRAINED	(1u << 2)	/* reported at exit or timeout, not settled */
 #define AMP_ENTRY_UNSETTLED	(1u << 3)	/* kernel record at close: folios still
 						 * unwritten, an AMP_REC_SETTLED follows */
+#define AMP_ENTRY_OWN		(1u << 4)	/* amptrace's own cost: opened while it
+						 * started (see user/startup.c) */
 
 /* One dirtied folio: (file, page offset) and its size in pages. */
 struct amp_page_run {
@@ -97,7 +104,7 @@ struct amp_entry {
 	__u32 folios_written;
 	__u32 write_faults;
 	__u32 ios;		/* requests that carried its pages */
-	__u64 dev_bytes[AMP_NR_CLASSES];
+	__u64 dev_bytes[AMP_ENTRY_CLASSES];
 	__s32 outstanding;	/* folios not yet written (plus a bias while open) */
 	__u32 nr_runs;
 	__u32 runs_dropped;	/* folios beyond AMP_SCATTER_MAX */

@@ -104,9 +104,10 @@ static __always_inline void charge_class(struct walk *w, struct amp_dev_stats *d
 	}
 }
 
-/* Bytes of a folio owned by an entry: charge the entry, maybe settle it. */
+/* Bytes of a folio owned by an entry: charge the entry, maybe settle it.
+ * owners: the map o is in (page_owners, or startup_pages for a page). */
 static __always_inline void charge_owner(struct walk *w, struct amp_dev_stats *ds,
-					 struct amp_page_key *key,
+					 void *owners, struct amp_page_key *key,
 					 struct amp_page_owner *o, __u32 bytes)
 {
 	int cls = o->kind == AMP_PAGE_FILE ? AMP_CLASS_DATA : AMP_CLASS_METADATA;
@@ -146,17 +147,19 @@ static __always_inline void charge_owner(struct walk *w, struct amp_dev_stats *d
 	}
 	/* Whole folio out: forget it, the next dirtier pays again. */
 	if (written >= o->npages * page_size)
-		bpf_map_delete_elem(&page_owners, key);
+		bpf_map_delete_elem(owners, key);
 }
 
 /* Bytes nobody owns: classify by what the page is. */
-static __always_inline int classify_unowned(struct walk *w, struct inode *host, __u64 ino)
+static __always_inline int classify_unowned(struct walk *w, struct inode *host,
+					    const struct amp_page_key *key)
 {
 	if (!host)	/* anonymous, bounce or frozen-copy page */
 		return w->bio_jbd2 ? AMP_CLASS_JOURNAL :
 		       w->bio_meta ? AMP_CLASS_METADATA : AMP_CLASS_OTHER;
-	if (inode_holds_data(BPF_CORE_READ(host, i_mode), ino, BPF_CORE_READ(host, i_sb)))
-		return AMP_CLASS_OTHER;	/* an untraced writer's file data */
+	if (inode_holds_data(BPF_CORE_READ(host, i_mode), key->ino, BPF_CORE_READ(host, i_sb)))
+		/* File data: an untraced writer's, or dirty since before we began. */
+		return dirtied_since_start(key) ? AMP_CLASS_OTHER : AMP_CLASS_BEFORE_START;
 	return w->bio_jbd2 ? AMP_CLASS_JOURNAL : AMP_CLASS_METADATA;
 }
 
@@ -171,6 +174,8 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 	struct page *page;
 	struct bio_vec bv;
 	__u32 pos, chunk, in_page, page_nr;
+	__u64 sub = 0;
+	int cls;
 
 	if (!w->rq_left || !ds)
 		return 1;
@@ -219,8 +224,7 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 	if (mapping)
 		host = BPF_CORE_READ(mapping, host);
 	if (host) {
-		__u64 sub = ((__u64)page - (__u64)folio) / bpf_core_type_size(struct page);
-
+		sub = ((__u64)page - (__u64)folio) / bpf_core_type_size(struct page);
 		key.dev = BPF_CORE_READ(host, i_sb, s_dev);
 		key.ino = BPF_CORE_READ(host, i_ino);
 		key.index = folio_index(folio);
@@ -231,13 +235,23 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 
 			if (sub < o->npages && chunk > left)
 				chunk = left;
-			charge_owner(w, ds, &key, o, chunk);
+			charge_owner(w, ds, &page_owners, &key, o, chunk);
 			goto advance;
 		}
 	}
 	if (chunk > page_size - in_page)
 		chunk = page_size - in_page;
-	charge_class(w, ds, classify_unowned(w, host, key.ino), chunk);
+	cls = classify_unowned(w, host, &key);
+	if (cls == AMP_CLASS_BEFORE_START) {
+		/* Dirtied before the start: while amptrace itself started? */
+		key.index += sub;
+		o = bpf_map_lookup_elem(&startup_pages, &key);
+		if (o) {
+			charge_owner(w, ds, &startup_pages, &key, o, chunk);
+			goto advance;
+		}
+	}
+	charge_class(w, ds, cls, chunk);
 advance:
 	w->done += chunk;
 	w->bio_left -= chunk;

@@ -8,6 +8,34 @@
 #ifndef AMPTRACE_DIRTY_BPF_H
 #define AMPTRACE_DIRTY_BPF_H
 
+/* The word and bit of dirtied_bits for one folio. */
+static __always_inline __u64 *dirtied_word(const struct amp_page_key *key, __u64 *bit)
+{
+	__u64 h = (key->ino * 0x9E3779B97F4A7C15ULL) ^ (key->index * 0xC2B2AE3D27D4EB4FULL) ^
+		  ((__u64)key->dev << 32);
+
+	h ^= h >> 29;
+	*bit = 1ULL << (h & 63);
+	return &dirtied_bits[(h >> 6) & (AMP_DIRTIED_WORDS - 1)];
+}
+
+/* Mark a folio dirtied since the start (a store only the first time). */
+static __always_inline void mark_dirtied(const struct amp_page_key *key)
+{
+	__u64 bit, *w = dirtied_word(key, &bit);
+
+	if (!(*w & bit))
+		__sync_fetch_and_or(w, bit);
+}
+
+/* Was this folio (maybe) dirtied since the start? */
+static __always_inline bool dirtied_since_start(const struct amp_page_key *key)
+{
+	__u64 bit, *w = dirtied_word(key, &bit);
+
+	return *w & bit;
+}
+
 /* A folio that will never be written as its owner expects: release it. */
 static __always_inline void page_owner_cancel(struct amp_page_key *key)
 {
@@ -59,6 +87,11 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 	key.dev = sb->s_dev;
 	key.ino = host->i_ino;
 	key.index = index;
+	/* Any writer's folio on the traced disk: dirtied since the start.
+	 * (Not other disks': their bits would only blur this one's.) */
+	disk = filter_dev ? sb_disk(sb) : 0;
+	if (!filter_dev || disk_is_target(disk))
+		mark_dirtied(&key);
 
 	t = thread_state(false);
 	e = thread_entry(t);
@@ -75,7 +108,8 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 			STAT_INC(pages_untracked);
 		goto not_owned;
 	}
-	disk = sb_disk(sb);
+	if (!filter_dev)
+		disk = sb_disk(sb);
 	if (!disk_is_target(disk))
 		goto not_owned;
 	own_file = folio_of_write_target(t, &key);

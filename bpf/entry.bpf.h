@@ -177,6 +177,8 @@ entry_open(struct amp_thread *t, __u64 pid_tgid, const struct pending_syscall *p
 	e->syscall_nr = p->nr;
 	e->fd_dev = p->fd_dev;
 	e->fd_ino = p->fd_ino;
+	if (startup_own)
+		e->flags = AMP_ENTRY_OWN;
 	t->entry_id = e->id;
 	t->entry_unsettled = false;
 	STAT_INC(entries_opened);

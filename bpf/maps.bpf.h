@@ -27,6 +27,22 @@ const volatile __u64 xfs_log_end_io = 0;
 __u64 next_entry_id = 1;
 /* Where the next settlement looks for a free slot in `unsettled`. */
 __u32 next_settle_slot = 0;
+/* Set by the loader while it starts (user/startup.c): entries opened
+ * meanwhile are its own cost (AMP_ENTRY_OWN), e.g. journald storing the
+ * audit records of amptrace's program loads. */
+__u32 startup_own = 0;
+
+/*
+ * Folios dirtied since tracing started, by anyone: one bit per hash of
+ * (dev, ino, index), set by the dirtying stage.  A file page written
+ * without its bit was dirty before the start (class before_start), not
+ * dirtied by an untraced writer meanwhile (class other).  A collision can
+ * only move such a page to other; and the pages dirty at the start are
+ * all written within the kernel's dirty expiry (30 s by default), long
+ * before the bits fill up.  A global array: no helper call, no lock.
+ */
+#define AMP_DIRTIED_WORDS (1 << 15)	/* 2^21 bits, 256 KiB */
+__u64 dirtied_bits[AMP_DIRTIED_WORDS];
 
 /* syscall number -> enum amp_syscall_kind, filled from the chosen preset. */
 struct {
@@ -130,6 +146,21 @@ struct {
 	__type(key, struct amp_page_key);
 	__type(value, struct amp_page_owner);
 } page_owners SEC(".maps");
+
+/*
+ * Pages the traced processes dirtied while amptrace started, put here by
+ * the loader (user/startup.c), each owned by one entry of amptrace's own
+ * (AMP_ENTRY_OWN): with kernel audit on, journald storing the audit
+ * records of amptrace's program loads.  Keyed by page, not folio: user
+ * space sees pages.  Looked up only for unowned file pages not dirtied
+ * since the start, which are rare once the first write-back has passed.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct amp_page_key);
+	__type(value, struct amp_page_owner);
+} startup_pages SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

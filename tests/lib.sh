@@ -227,8 +227,16 @@ _journald_chroot() {
     # rslave: unmounting the copies must never reach the host's own mounts.
     mount --rbind /sys "$root/sys" && mount --make-rslave "$root/sys"
     at_exit umount -R -l "$root/sys"
-    mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev"
-    at_exit umount -R -l "$root/dev"
+    # A /dev of its own: journald needs a few nodes, and /dev/log must
+    # point at its syslog socket without touching the host's /dev.
+    mount -t tmpfs -o mode=0755,size=1m amptest-dev "$root/dev"
+    at_exit _umount_robust "$root/dev"
+    local node
+    for node in null zero full random urandom kmsg tty; do
+        cp -a "/dev/$node" "$root/dev/$node"
+    done
+    ln -s /run/systemd/journal/dev-log "$root/dev/log"
+    ln -s /proc/self/fd "$root/dev/fd"
     mount -t tmpfs -o mode=0755,size=64m amptest-run "$root/run"
     at_exit _umount_robust "$root/run"
     JOURNALD_ROOT=$root JOURNAL_DIR=$root/var/log/journal

@@ -70,6 +70,7 @@ int trace_run(const struct trace_opts *opts);
 /* preflight.c */
 int preflight_check(const char *btf_path);
 bool kernel_has_tracepoint(const char *tp);
+bool kernel_has_enum_value(const char *enum_name, const char *value);
 void kernel_btf_release(void);
 
 /* presets.c */
@@ -93,6 +94,11 @@ int disk_read_counter(const char *name, struct disk_counter *c);
 static inline unsigned kdev_major(__u32 kdev) { return kdev >> 20; }
 static inline unsigned kdev_minor(__u32 kdev) { return kdev & 0xfffff; }
 
+/* devmap.c: the superblock and disk of a file, in the kernel's dev_t. */
+__u32 fd_superblock_dev(int pid, int fd, dev_t st_dev);
+__u32 disk_of_dev(__u32 sb_dev);
+bool dev_on_disk(__u32 sb_dev, const char *disk);
+
 /* paths.c: (dev, ino) -> a path, looked up in /proc/PID of a writer. */
 const char *path_of(__u32 kdev, __u64 ino, __u32 pid);
 void paths_use_files_map(int fd);
@@ -111,6 +117,26 @@ bool unsettled_settle(struct unsettled *u, const struct amp_settle *s, struct am
 bool unsettled_take_any(struct unsettled *u, struct amp_entry *out);
 size_t unsettled_count(const struct unsettled *u);
 void unsettled_free(struct unsettled *u);
+
+/* startup.c: amptrace's own start-up cost (kernel audit records of its
+ * program loads, stored by the traced processes). */
+#define AMP_STARTUP_BIAS (1 << 30)	/* a settlement's count while it is filled */
+struct startup;
+struct startup_target {		/* what the loaded programs give it */
+	int pages_fd;			/* startup_pages */
+	struct amp_settle *slots;	/* unsettled, mapped */
+	size_t nr_slots;
+	__u64 *next_entry_id;		/* the kernel's id source */
+	__u32 *startup_own;		/* the kernel's flag */
+	struct unsettled *held;
+};
+/* Before loading any program: NULL where audit is off (nothing to do). */
+struct startup *startup_begin(const struct trace_opts *o);
+/* After attaching: 1 if the start-up entry settled at once (*settled_now),
+ * 0 otherwise, -1 if it could not be made. */
+int startup_finish(struct startup *su, const struct startup_target *tg,
+		   struct amp_settle *settled_now);
+void startup_free(struct startup *su);
 
 /* ledger.c */
 struct ledger_disk {

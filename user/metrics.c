@@ -48,7 +48,9 @@ struct metrics {
 };
 
 static const char *const cost_names[4] = { "data", "metadata", "journal", "window" };
-static const char *const class_names[AMP_NR_CLASSES] = { "data", "metadata", "journal", "other" };
+static const char *const class_names[AMP_NR_CLASSES] = {
+	"data", "metadata", "journal", "other", "before_start",
+};
 
 /* Loss counters by name, in struct amp_stats order (entries_opened is not one). */
 static const char *const loss_names[] = {

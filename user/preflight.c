@@ -82,6 +82,32 @@ bool kernel_has_tracepoint(const char *tp)
 	return found;
 }
 
+/*
+ * Does the kernel's BTF have this value in this enum (e.g. bpf_func_id's
+ * "BPF_FUNC_loop": the kernel knows the helper)?  Asked of BTF rather than
+ * by loading a probe program: where audit is on, every program load is an
+ * audit record that journald writes to disk (see startup.c).
+ */
+bool kernel_has_enum_value(const char *enum_name, const char *value)
+{
+	struct btf *kernel = vmlinux_btf();
+	const struct btf_type *t;
+	const struct btf_enum *v;
+	int id;
+
+	if (!kernel)
+		return false;
+	id = btf__find_by_name_kind(kernel, enum_name, BTF_KIND_ENUM);
+	if (id <= 0)
+		return false;
+	t = btf__type_by_id(kernel, id);
+	v = btf_enum(t);
+	for (int i = 0; i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(kernel, v[i].name_off), value))
+			return true;
+	return false;
+}
+
 /* What the core chain cannot do without, each with the kernel that has it. */
 static int check_kernel_features(void)
 {
@@ -92,7 +118,7 @@ static int check_kernel_features(void)
 		{ "block_rq_complete", "the block_rq_complete tracepoint" },
 	};
 
-	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) != 1) {
+	if (!kernel_has_enum_value("bpf_map_type", "BPF_MAP_TYPE_RINGBUF")) {
 		amp_err("needs the BPF ring buffer (Linux 5.8+)");
 		return -1;
 	}

@@ -41,7 +41,9 @@
  *              u32 kdev; u8 have_counter; u64 bytes[4], charged_bytes,
  *              meta_owned, journal_txn, late_bytes, ios, unwalked_bytes,
  *              counter sectors_written, counter write_ios, journal_by_cause,
- *              by_window, left_over}
+ *              by_window, left_over}; then (since the before_start class;
+ *              older readers stop before it) u16 nr_devs + nr_devs x u64
+ *              bytes before_start, in the same order
  *              A checkpoint (final = 0, no files) every 2 s; the final one last.
  */
 #include <endian.h>
@@ -342,7 +344,7 @@ void recorder_entry(struct recorder *r, const struct amp_entry *e, const struct 
 	put_u32(b, e->folios_written);
 	put_u32(b, e->write_faults);
 	put_u32(b, e->ios);
-	for (int k = 0; k < AMP_NR_CLASSES; k++)
+	for (int k = 0; k < AMP_ENTRY_CLASSES; k++)
 		put_u64(b, e->dev_bytes[k]);
 	put_u64(b, c->journal);
 	put_u64(b, c->window);
@@ -372,7 +374,8 @@ static void put_dev(struct buf *b, const struct summary_dev *d)
 	put_str(b, d->name, sizeof(d->name));
 	put_u32(b, d->kdev);
 	put_u8(b, d->have_counter);
-	for (int k = 0; k < AMP_NR_CLASSES; k++)
+	/* The classes the first format had; before_start follows the list. */
+	for (int k = 0; k <= AMP_CLASS_OTHER; k++)
 		put_u64(b, d->st.bytes[k]);
 	put_u64(b, d->st.charged_bytes);
 	put_u64(b, d->st.meta_owned);
@@ -421,6 +424,9 @@ void recorder_summary(struct recorder *r, const struct summary *s, bool final)
 	put_u16(b, s->nr_devs);
 	for (int i = 0; i < s->nr_devs; i++)
 		put_dev(b, &s->devs[i]);
+	put_u16(b, s->nr_devs);
+	for (int i = 0; i < s->nr_devs; i++)
+		put_u64(b, s->devs[i].st.bytes[AMP_CLASS_BEFORE_START]);
 	emit(r, RECORD_SUMMARY);
 }
 
@@ -615,7 +621,7 @@ static bool decode_entry(struct cur *c, struct amp_entry *e, struct entry_costs 
 	e->folios_written = get_u32(c);
 	e->write_faults = get_u32(c);
 	e->ios = get_u32(c);
-	for (int k = 0; k < AMP_NR_CLASSES; k++)
+	for (int k = 0; k < AMP_ENTRY_CLASSES; k++)
 		e->dev_bytes[k] = get_u64(c);
 	co->journal = get_u64(c);
 	co->window = get_u64(c);
@@ -702,7 +708,7 @@ static bool decode_summary(struct record_reader *r, struct cur *c, struct record
 		d->kdev = get_u32(c);
 		d->have_counter = get_u8(c);
 		memcpy(d->st.name, d->name, sizeof(d->name));
-		for (int k = 0; k < AMP_NR_CLASSES; k++)
+		for (int k = 0; k <= AMP_CLASS_OTHER; k++)
 			d->st.bytes[k] = get_u64(c);
 		d->st.charged_bytes = get_u64(c);
 		d->st.meta_owned = get_u64(c);
@@ -717,6 +723,10 @@ static bool decode_summary(struct record_reader *r, struct cur *c, struct record
 		d->ledger.by_window = get_u64(c);
 		d->ledger.left_over = get_u64(c);
 	}
+	/* Written since the before_start class: absent in older records. */
+	if (!c->short_ && c->pos < c->len && get_u16(c) == n)
+		for (__u16 i = 0; i < n; i++)
+			r->devs[i].st.bytes[AMP_CLASS_BEFORE_START] = get_u64(c);
 	if (c->short_ || nr_files != (__u32)r->nr_files)
 		return false;
 	s->devs = r->devs;

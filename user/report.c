@@ -12,10 +12,13 @@
 
 #define SCATTER_SHOWN 12	/* folio runs printed per entry in the table */
 
-static const char *class_names[AMP_NR_CLASSES] = { "data", "metadata", "journal", "other" };
+static const char *class_names[AMP_NR_CLASSES] = {
+	"data", "metadata", "journal", "other", "before_start",
+};
 
 struct proc_total {
 	__u32 pid;
+	bool own;		/* its entries are amptrace's own cost (AMP_ENTRY_OWN) */
 	char comm[AMP_COMM_LEN];
 	__u64 entries, bytes, pages, folios, write_faults, ios;
 	__u64 dev_bytes[2];	/* data, metadata charged to its entries */
@@ -87,10 +90,14 @@ void report_free(struct report *r)
 	free(r);
 }
 
+/* A process's row; the entries that are amptrace's own cost get a row of
+ * their own, so that they are never added to the process's bill. */
 static struct proc_total *proc_get(struct report *r, const struct amp_entry *e)
 {
+	bool own = e->flags & AMP_ENTRY_OWN;
+
 	for (size_t i = 0; i < r->nr_procs; i++)
-		if (r->procs[i].pid == e->pid)
+		if (r->procs[i].pid == e->pid && r->procs[i].own == own)
 			return &r->procs[i];
 	if (r->nr_procs == r->cap_procs) {
 		size_t cap = r->cap_procs ? r->cap_procs * 2 : 16;
@@ -103,6 +110,7 @@ static struct proc_total *proc_get(struct report *r, const struct amp_entry *e)
 	}
 	memset(&r->procs[r->nr_procs], 0, sizeof(r->procs[0]));
 	r->procs[r->nr_procs].pid = e->pid;
+	r->procs[r->nr_procs].own = own;
 	memcpy(r->procs[r->nr_procs].comm, e->comm, AMP_COMM_LEN);
 	return &r->procs[r->nr_procs++];
 }
@@ -196,6 +204,7 @@ static void entry_json(struct report *r, const struct amp_entry *e, const struct
 	json_object_object_add(o, "closed", json_object_new_boolean(e->flags & AMP_ENTRY_CLOSED));
 	json_object_object_add(o, "settled", json_object_new_boolean(entry_settled(e)));
 	json_object_object_add(o, "failed", json_object_new_boolean(e->flags & AMP_ENTRY_FAILED));
+	json_object_object_add(o, "own", json_object_new_boolean(e->flags & AMP_ENTRY_OWN));
 	sc = json_object_new_array();
 	for (__u32 i = 0; i < e->nr_runs && i < AMP_SCATTER_MAX; i++) {
 		const struct amp_page_run *run = &e->runs[i];
@@ -271,6 +280,8 @@ static void entry_text(struct report *r, const struct amp_entry *e, const struct
 		(unsigned long long)c->journal, (unsigned long long)c->window,
 		amplification(entry_dev_total(e, c), e->bytes), entry_settled(e) ? " " : "*");
 	scatter_text(r, r->out, e);
+	if (e->flags & AMP_ENTRY_OWN)
+		fprintf(r->out, " (amptrace's own: during its start-up)");
 	fputc('\n', r->out);
 }
 
@@ -345,6 +356,7 @@ static void summary_json(struct report *r, const struct summary *s)
 		json_object_object_add(j, "pid", json_object_new_int(p->pid));
 		json_object_object_add(j, "comm", json_object_new_string_len(p->comm,
 			strnlen(p->comm, AMP_COMM_LEN)));
+		json_object_object_add(j, "own", json_object_new_boolean(p->own));
 		json_object_object_add(j, "entries", json_object_new_uint64(p->entries));
 		json_object_object_add(j, "bytes", json_object_new_uint64(p->bytes));
 		json_object_object_add(j, "pages_dirtied", json_object_new_uint64(p->pages));
@@ -446,13 +458,22 @@ static void summary_text(struct report *r, const struct summary *s)
 		const struct proc_total *p = &r->procs[i];
 
 		fprintf(out, "%-7u %-15.15s %8llu %10llu %8llu %10llu %10llu %10llu %10llu %6llu %7.1fx\n",
-			p->pid, p->comm, (unsigned long long)p->entries, (unsigned long long)p->bytes,
+			p->pid, p->own ? "(amptrace-own)" : p->comm,
+			(unsigned long long)p->entries, (unsigned long long)p->bytes,
 			(unsigned long long)p->pages, (unsigned long long)p->dev_bytes[0],
 			(unsigned long long)p->dev_bytes[1], (unsigned long long)p->journal,
 			(unsigned long long)p->window, (unsigned long long)p->ios,
 			amplification(p->dev_bytes[0] + p->dev_bytes[1] + p->journal + p->window,
 				      p->bytes));
 	}
+
+	for (size_t i = 0; i < r->nr_procs; i++)
+		if (r->procs[i].own) {
+			fprintf(out, "(amptrace-own): amptrace's own cost, never a process's: what its "
+				"targets wrote while it started\n  (journald storing the kernel audit "
+				"records of its BPF program loads, where audit is on)\n");
+			break;
+		}
 
 	fprintf(out, "\nPer file (BYTES: write syscalls aimed at it; pages and device bytes of its folios):\n"
 		"%-10s %8s %10s %8s %8s %12s %8s  %s\n", "DEV", "ENTRIES", "BYTES", "FOLIOS",
@@ -473,16 +494,19 @@ static void summary_text(struct report *r, const struct summary *s)
 	}
 
 	fprintf(out, "\nPer device (bytes written; classes must sum to the device counter):\n"
-		"%-10s %12s %12s %12s %12s %12s %12s %9s %6s %6s\n", "DEVICE", "DATA", "METADATA",
-		"JOURNAL", "OTHER", "SUM", "COUNTER", "DIFF", "IOS", "CTR_IOS");
+		"%-10s %12s %12s %12s %12s %12s %12s %12s %9s %6s %6s\n", "DEVICE", "DATA",
+		"METADATA", "JOURNAL", "BEFORE_START", "OTHER", "SUM", "COUNTER", "DIFF", "IOS",
+		"CTR_IOS");
 	for (int i = 0; i < s->nr_devs; i++) {
 		const struct summary_dev *d = &s->devs[i];
 		__u64 sum = dev_class_sum(&d->st);
 
-		fprintf(out, "%-10s %12llu %12llu %12llu %12llu %12llu ", d->name,
-			(unsigned long long)d->st.bytes[0], (unsigned long long)d->st.bytes[1],
-			(unsigned long long)d->st.bytes[2], (unsigned long long)d->st.bytes[3],
-			(unsigned long long)sum);
+		fprintf(out, "%-10s %12llu %12llu %12llu %12llu %12llu %12llu ", d->name,
+			(unsigned long long)d->st.bytes[AMP_CLASS_DATA],
+			(unsigned long long)d->st.bytes[AMP_CLASS_METADATA],
+			(unsigned long long)d->st.bytes[AMP_CLASS_JOURNAL],
+			(unsigned long long)d->st.bytes[AMP_CLASS_BEFORE_START],
+			(unsigned long long)d->st.bytes[AMP_CLASS_OTHER], (unsigned long long)sum);
 		if (d->have_counter)
 			fprintf(out, "%12llu %9lld %6llu %6llu\n",
 				(unsigned long long)d->delta.sectors_written * 512,

@@ -376,8 +376,8 @@ static int devices(struct top *t, FILE *f)
 	char b[8][32];
 
 	line_start(t, f);
-	fprintf(f, "%-10s %9s %9s %9s %9s %9s %9s %7s", "DEVICE", "DATA/s", "META/s", "JRNL/s",
-		"OTHER/s", "SUM/s", "COUNTER/s", "IOS/s");
+	fprintf(f, "%-10s %9s %9s %9s %9s %9s %9s %9s %7s", "DEVICE", "DATA/s", "META/s",
+		"JRNL/s", "BEFORE/s", "OTHER/s", "SUM/s", "COUNTER/s", "IOS/s");
 	fputc('\n', f);
 	for (int i = 0; i < t->nr_devs; i++) {
 		const struct devrow *d = &t->devs[i];
@@ -386,11 +386,14 @@ static int devices(struct top *t, FILE *f)
 		for (int k = 0; k < AMP_NR_CLASSES; k++)
 			sum += d->rate[k];
 		line_start(t, f);
-		fprintf(f, "%-10s %9s %9s %9s %9s %9s %9s %7s", d->name, num(t, d->rate[0], b[0]),
-			num(t, d->rate[1], b[1]), num(t, d->rate[2], b[2]),
-			num(t, d->rate[3], b[3]), num(t, sum, b[4]),
-			d->have_counter ? num(t, d->rate_counter, b[5]) : "-",
-			num(t, d->rate_ios, b[6]));
+		fprintf(f, "%-10s %9s %9s %9s %9s %9s %9s %9s %7s", d->name,
+			num(t, d->rate[AMP_CLASS_DATA], b[0]),
+			num(t, d->rate[AMP_CLASS_METADATA], b[1]),
+			num(t, d->rate[AMP_CLASS_JOURNAL], b[2]),
+			num(t, d->rate[AMP_CLASS_BEFORE_START], b[3]),
+			num(t, d->rate[AMP_CLASS_OTHER], b[4]), num(t, sum, b[5]),
+			d->have_counter ? num(t, d->rate_counter, b[6]) : "-",
+			num(t, d->rate_ios, b[7]));
 		fputc('\n', f);
 	}
 	return 1 + t->nr_devs;

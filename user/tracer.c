@@ -57,6 +57,7 @@ struct tracer {
 	struct metrics *metrics;	/* --metrics, --metrics-file */
 	FILE *out;
 	struct unsettled *unsettled;	/* entries awaiting their AMP_REC_SETTLED */
+	struct startup *startup;	/* amptrace's own start-up cost, where audit is on */
 	struct amp_settle *slots;	/* the kernel's `unsettled` array, mapped */
 	size_t nr_slots;
 	void *timed_out;	/* tsearch set of ids reported by the sweep */
@@ -216,8 +217,7 @@ static int configure(struct tracer *t)
 		if (o->verbose)
 			fprintf(stderr, "amptrace: no writeback_dirty_folio: per-page writeback_dirty_page\n");
 	}
-	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_loop, NULL) == 1 &&
-	    !getenv("AMPTRACE_NO_BPF_LOOP")) {
+	if (kernel_has_enum_value("bpf_func_id", "BPF_FUNC_loop") && !getenv("AMPTRACE_NO_BPF_LOOP")) {
 		bpf_program__set_autoload(skel->progs.on_rq_complete_bounded, false);
 	} else {
 		bpf_program__set_autoload(skel->progs.on_rq_complete, false);
@@ -739,6 +739,27 @@ static void drain_open_entries(struct tracer *t)
 	bpf_link__destroy(link);
 }
 
+/* Are there per-syscall tracepoints (tracefs) for every preset syscall? */
+static bool syscall_events_exist(const struct preset_syscall *sys, int n)
+{
+	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char path[128];
+
+	for (size_t r = 0; r < sizeof(roots) / sizeof(roots[0]); r++) {
+		int i;
+
+		for (i = 0; i < n; i++) {
+			snprintf(path, sizeof(path), "%s/events/syscalls/sys_exit_%s", roots[r],
+				 sys[i].name);
+			if (access(path, F_OK))
+				break;
+		}
+		if (i == n)
+			return true;
+	}
+	return false;
+}
+
 static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, int nr_sys)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = t->opts->btf_path);
@@ -753,7 +774,13 @@ static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, i
 		return -1;
 	/* Run once at the end (drain_open_entries), not attached. */
 	bpf_program__set_autoattach(t->skel->progs.drain_threads, false);
-	/* Attached by attach_syscall_hooks, one way or the other. */
+	/* Attached by attach_syscall_hooks, one way or the other; the raw pair
+	 * is loaded only where it may be needed (each load is an audit record
+	 * where audit is on). */
+	if (syscall_events_exist(sys, nr_sys) && !t->opts->raw_syscalls) {
+		bpf_program__set_autoload(t->skel->progs.on_sys_enter, false);
+		bpf_program__set_autoload(t->skel->progs.on_sys_exit, false);
+	}
 	bpf_program__set_autoattach(t->skel->progs.on_sys_enter, false);
 	bpf_program__set_autoattach(t->skel->progs.on_sys_exit, false);
 	bpf_program__set_autoattach(t->skel->progs.on_syscall_enter, false);
@@ -777,6 +804,8 @@ static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, i
 		amp_err("cannot map the unsettled-entries array: %s", strerror(errno));
 		return -1;
 	}
+	/* Entries opened until startup_finish() are amptrace's own cost. */
+	t->skel->bss->startup_own = t->startup != NULL;
 	err = amptrace__attach(t->skel);
 	if (err) {
 		amp_err("cannot attach to tracepoints (%s); rerun with -v", strerror(-err));
@@ -794,6 +823,24 @@ static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, i
 		return -1;
 	}
 	return 0;
+}
+
+/* What the traced processes wrote because amptrace started (its program
+ * loads as audit records) becomes an entry of amptrace's own. */
+static void own_startup(struct tracer *t)
+{
+	struct startup_target tg = {
+		.pages_fd = bpf_map__fd(t->skel->maps.startup_pages),
+		.slots = t->slots,
+		.nr_slots = t->nr_slots,
+		.next_entry_id = &t->skel->data->next_entry_id,
+		.startup_own = &t->skel->bss->startup_own,
+		.held = t->unsettled,
+	};
+	struct amp_settle now;
+
+	if (startup_finish(t->startup, &tg, &now) == 1)
+		settled(t, &now, false);
 }
 
 /* Until a signal, -d, top's count or its q key. */
@@ -841,6 +888,8 @@ int trace_run(const struct trace_opts *o)
 		return -1;
 	if (open_consumers(&t))
 		goto cleanup;
+	/* Before any program is loaded: what the traced processes had dirty. */
+	t.startup = startup_begin(o);
 	err = load_and_attach(&t, sys, nr_sys);
 	kernel_btf_release();	/* no more tracepoints to look up */
 	if (err)
@@ -848,6 +897,7 @@ int trace_run(const struct trace_opts *o)
 	err = -1;
 	take_baseline(&t);
 	paths_use_files_map(bpf_map__fd(t.skel->maps.files));
+	own_startup(&t);
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -894,6 +944,7 @@ cleanup:
 	amptrace__destroy(t.skel);
 	ledger_free(t.ledger);
 	unsettled_free(t.unsettled);
+	startup_free(t.startup);
 	if (close_consumers(&t, !err))
 		err = -1;
 	tdestroy(t.timed_out, free);
