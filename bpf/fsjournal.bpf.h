@@ -72,11 +72,17 @@ int BPF_PROG(on_jbd2_handle_start, dev_t dev, tid_t tid, unsigned int type,
 	return 0;
 }
 
-static __always_inline void txn_key_of(journal_t *journal, transaction_t *t,
+/* The kernel may mark these arguments as possibly NULL (Debian 13's 6.12
+ * does, for the jbd2 commit events): then the verifier takes no field
+ * address of them (BPF_CORE_READ) before a NULL check. */
+static __always_inline bool txn_key_of(journal_t *journal, transaction_t *t,
 				       struct amp_txn_key *key)
 {
+	if (!journal || !t)
+		return false;
 	key->dev = BPF_CORE_READ(journal, j_fs_dev, bd_dev);
 	key->tid = BPF_CORE_READ(t, t_tid);
+	return true;
 }
 
 SEC("tp_btf/jbd2_start_commit")
@@ -85,8 +91,7 @@ int BPF_PROG(on_jbd2_start_commit, journal_t *journal, transaction_t *t)
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct amp_txn_key key;
 
-	txn_key_of(journal, t, &key);
-	if (!disk_is_target(key.dev))
+	if (!txn_key_of(journal, t, &key) || !disk_is_target(key.dev))
 		return 0;
 	if (bpf_map_update_elem(&jbd2_committing, &tid, &key, BPF_ANY))
 		STAT_INC(commits_full);
@@ -102,7 +107,8 @@ int BPF_PROG(on_jbd2_end_commit, journal_t *journal, transaction_t *t)
 	struct amp_txn_stats *ts;
 
 	bpf_map_delete_elem(&jbd2_committing, &tid);
-	txn_key_of(journal, t, &key);
+	if (!txn_key_of(journal, t, &key))
+		return 0;
 	ts = bpf_map_lookup_elem(&txns, &key);
 	if (!ts)
 		return 0;

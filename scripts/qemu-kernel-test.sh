@@ -165,38 +165,14 @@ fi
 ((EUID == 0)) || skip "must run as root (apt-get download into the cache, KVM)"
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 case $REPO in /run/*) die "the checkout must not be under /run (the guest gets a fresh one)" ;; esac
-CACHE=${AMPTRACE_QEMU_CACHE:-/var/cache/amptrace-qemu}
-TIMEOUT=${AMPTRACE_QEMU_TIMEOUT:-600}
-ACCEL=${AMPTRACE_QEMU_ACCEL:-kvm}
 LOGROOT=${AMP_TEST_LOGS:-/tmp/amptrace-test-logs}
 TESTS=("$@")
 ((${#TESTS[@]})) || TESTS=("${CORE_TESTS[@]}")
 
 # ------------------------------------------------------------ what we need ---
-QEMU=$(command -v qemu-system-x86_64) ||
-    skip "qemu-system-x86_64 not installed (apt-get install qemu-system-x86)"
-BUSYBOX=/bin/busybox
-if [[ ! -x $BUSYBOX ]] || ldd "$BUSYBOX" >/dev/null 2>&1; then
-    skip "no static $BUSYBOX for the initramfs (apt-get install busybox-static)"
-fi
-command -v setpriv >/dev/null || skip "setpriv (util-linux) missing"
-case $ACCEL in
-    kvm)
-        [[ -c /dev/kvm ]] ||
-            skip "/dev/kvm not available (no hardware virtualisation here); AMPTRACE_QEMU_ACCEL=tcg runs the guest under emulation, 5-10x slower"
-        [[ -r /dev/kvm && -w /dev/kvm ]] || skip "/dev/kvm not readable and writable"
-        ACCEL_ARGS=(-accel kvm -cpu host) ;;
-    tcg)
-        # One host thread for all vCPUs.  With thread=multi (qemu 7.2) a
-        # guest hung now and then right after amptrace attached: both
-        # vCPUs looping on the int3 of a finished jump-label patch in
-        # syscall_trace_enter (their translated code never saw the patch
-        # end), seen with AMPTRACE_QEMU_APPEND="loglevel=7
-        # softlockup_all_cpu_backtrace=1".  Slower, but it finishes.
-        # shellcheck disable=SC2054  # the comma is qemu's option syntax
-        ACCEL_ARGS=(-accel "tcg,thread=${AMPTRACE_QEMU_TCG_THREAD:-single}" -cpu max) ;;
-    *) die "AMPTRACE_QEMU_ACCEL must be kvm or tcg, not '$ACCEL'" ;;
-esac
+# shellcheck source=scripts/qemu-lib.sh
+. "$REPO/scripts/qemu-lib.sh"
+qemu_need
 for i in "${!TESTS[@]}"; do   # run.sh takes file names: t10 -> t10_bad_input.sh
     t=${TESTS[i]##*/}; t=${t%.sh}
     m=("$REPO/tests/$t".sh)
@@ -209,135 +185,20 @@ done
 [[ -x $REPO/amptrace && -x $REPO/build/tests/synth_writer ]] ||
     make -s -C "$REPO" all >&2 || die "make failed"
 
-# --------------------------------------------------- cleanup of this run ---
-WORK='' QEMU_PID='' TAIL_PID=''
-# shellcheck disable=SC2317  # run by the trap
-cleanup() {
-    local rc=$?
-    set +e   # every step runs, whatever failed before
-    [[ -n $TAIL_PID ]] && kill "$TAIL_PID" 2>/dev/null
-    if [[ -n $QEMU_PID ]] && kill -0 "$QEMU_PID" 2>/dev/null; then
-        kill -TERM "$QEMU_PID" 2>/dev/null
-        for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$QEMU_PID" 2>/dev/null || break; sleep 0.5; done
-        kill -KILL "$QEMU_PID" 2>/dev/null
-    fi
-    [[ -n $QEMU_PID ]] && wait "$QEMU_PID" 2>/dev/null
-    [[ -n $WORK ]] && rm -rf -- "$WORK"
-    exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-trap 'exit 129' HUP
-
 # --------------------------------------------------------- kernel package ---
-mkdir -p "$CACHE"
-exec {lockfd}>"$CACHE/.lock"
-flock -w 900 "$lockfd" || die "another run holds $CACHE/.lock"
-
-newest_cached() {
-    local d
-    for d in "$CACHE"/linux-image-6.1*/.ok; do [[ -e $d ]] && dirname "$d"; done | sort -V | tail -n 1
-}
-
-resolve_kpkg() {
-    local p
-    [[ -n ${AMPTRACE_QEMU_KPKG-} ]] && { echo "$AMPTRACE_QEMU_KPKG"; return 0; }
-    # Debian 12's default kernel; else the newest 6.1 flavour amd64 package.
-    p=$(apt-cache depends linux-image-amd64 2>/dev/null |
-        awk '$1 == "Depends:" && $2 ~ /^linux-image-6\.1\./ {print $2; exit}')
-    [[ -n $p ]] || p=$(apt-cache search --names-only '^linux-image-6\.1\.0-[0-9]+-amd64$' 2>/dev/null |
-                       awk '{print $1}' | sort -V | tail -n 1)
-    echo "$p"
-}
-
-KPKG=$(resolve_kpkg)
-if [[ -z $KPKG && -z $(newest_cached) ]]; then
-    say "no 6.1 kernel in the apt lists; apt-get update"
-    apt-get update -qq >/dev/null 2>&1 || true
-    KPKG=$(resolve_kpkg)
-fi
-if [[ -z $KPKG ]]; then
-    KDIR=$(newest_cached)
-    [[ -n $KDIR ]] || skip "no Debian 12 6.1 kernel package found (apt-cache search linux-image-6.1)"
-    KPKG=${KDIR##*/}
-    say "apt knows no 6.1 kernel; using cached $KPKG"
-fi
-KDIR=$CACHE/$KPKG
-if [[ ! -e $KDIR/.ok ]]; then
-    say "fetching $KPKG into $CACHE"
-    rm -rf -- "$KDIR" "$KDIR.tmp"
-    mkdir -p "$KDIR.tmp"
-    if [[ -n ${AMPTRACE_QEMU_DEBS-} ]]; then
-        for url in $AMPTRACE_QEMU_DEBS; do
-            curl -fsS -m 600 -o "$KDIR.tmp/${url##*/}" "$url" 2>>"$KDIR.tmp/apt.log" ||
-                { tail -n 3 "$KDIR.tmp/apt.log" >&2; rm -rf -- "$KDIR.tmp"; skip "cannot download $url"; }
-        done
-    else
-        (cd "$KDIR.tmp" && apt-get download -o APT::Sandbox::User=root "$KPKG") >"$KDIR.tmp/apt.log" 2>&1 ||
-            { tail -n 3 "$KDIR.tmp/apt.log" >&2; rm -rf -- "$KDIR.tmp"; skip "cannot download $KPKG"; }
-    fi
-    for deb in "$KDIR.tmp"/*.deb; do
-        dpkg-deb -x "$deb" "$KDIR.tmp/root" || { rm -rf -- "$KDIR.tmp"; die "cannot unpack $deb"; }
-    done
-    rm -rf -- "$KDIR.tmp"/*.deb "$KDIR.tmp/root/usr/share"
-    kver=$(ls "$KDIR.tmp/root/lib/modules")
-    busybox depmod -b "$KDIR.tmp/root" "$kver" || { rm -rf -- "$KDIR.tmp"; die "depmod failed"; }
-    touch "$KDIR.tmp/.ok"
-    mv "$KDIR.tmp" "$KDIR"
-    # Older kernels of the same series are of no further use.
-    for d in "$CACHE/${KPKG%%.0-*}".0-*; do
-        [[ $d == "$KDIR" || ! -d $d ]] || rm -rf -- "$d"
-    done
-fi
-KVER=$(ls "$KDIR/root/lib/modules")
-MODDIR=$KDIR/root/lib/modules/$KVER
-VMLINUZ=$KDIR/root/boot/vmlinuz-$KVER
-[[ -f $VMLINUZ && -f $MODDIR/modules.dep ]] || die "cached $KPKG is incomplete; remove $KDIR"
-flock -u "$lockfd"
+rc=0
+qemu_kernel "" || rc=$?   # "": the default (Debian 12) kernel
+((rc == 0)) || { ((rc == 77)) && skip "no kernel package to be had"; die "no kernel"; }
 # The guest reads $MODDIR through the read-only 9p root: it must be on /'s
 # file system tree, not under a path the guest mounts over.
 case $MODDIR in /tmp/*|/run/*|/dev/*|/proc/*|/sys/*) die "AMPTRACE_QEMU_CACHE must not be under /tmp, /run, /dev, /proc or /sys" ;; esac
 
 # ------------------------------------------------------------- initramfs ---
-# Leftovers of a run that was SIGKILLed (its qemu died with it): remove.
-for d in "${TMPDIR:-/tmp}"/amptrace-qemu.*; do
-    [[ -f $d/owner ]] || continue
-    read -r pid <"$d/owner" || continue
-    [[ -e /proc/$pid && $(cat "/proc/$pid/comm" 2>/dev/null) == *bash* ]] || rm -rf -- "$d"
-done
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/amptrace-qemu.XXXXXX")
-echo $$ >"$WORK/owner"
+qemu_workdir
 ird=$WORK/initramfs
-mkdir -p "$ird"/{bin,sbin,proc,sys,dev,lower,upper,newroot,"lib/modules/$KVER"}
-cp "$BUSYBOX" "$ird/bin/busybox"
-cp "$MODDIR/modules.dep" "$ird/lib/modules/$KVER/"
-
-# mod_files NAME...: each module's file and its dependencies', from modules.dep.
-mod_files() {
-    local name
-    for name in "$@"; do
-        name=${name//-/_}
-        awk -v n="$name" '{ f = $1; sub(/:$/, "", f); b = f; sub(/.*\//, "", b); sub(/\.ko.*$/, "", b);
-                            gsub(/-/, "_", b); if (b == n) { print f; for (i = 2; i <= NF; i++) print $i; exit } }' \
-            "$MODDIR/modules.dep"
-    done | sort -u
-}
-# Modules built into this kernel (virtio_pci in Ubuntu's) need no loading.
-builtin() { grep -q "/${1//_/[_-]}\.ko" "$MODDIR/modules.builtin" 2>/dev/null; }
-mods=()
-for m in "${ROOT_MODS[@]}"; do
-    if [[ -n $(mod_files "$m") ]]; then
-        mods+=("$m")
-    else
-        builtin "$m" || die "module $m not in $KPKG"
-    fi
-done
-ROOT_MODS=("${mods[@]}")
-while read -r f; do
-    mkdir -p "$ird/lib/modules/$KVER/${f%/*}"
-    cp "$MODDIR/$f" "$ird/lib/modules/$KVER/$f"
-done < <(mod_files "${ROOT_MODS[@]}")
+mkdir -p "$ird"/{lower,upper}
+initramfs_modules "$ird" "${ROOT_MODS[@]}"
+ROOT_MODS=("${QEMU_MODS[@]}")
 
 {
     printf 'AMP_REPO=%q\nAMP_KVER=%q\nAMP_MODDIR=%q\nAMP_PATH=%q\n' "$REPO" "$KVER" "$MODDIR" "$PATH"
@@ -380,38 +241,14 @@ out=$WORK/out
 mkdir -p "$out"
 console=$WORK/console.log
 truncate -s 16G "$WORK/scratch.img"   # sparse; the guest's /tmp
-: >"$console"
-say "booting $KPKG ($KVER) under qemu/$ACCEL, ${AMPTRACE_QEMU_SMP:-2} vCPUs, ${AMPTRACE_QEMU_MEM:-4096} MiB, timeout ${TIMEOUT}s; tests: ${TESTS[*]}"
-t_start=$SECONDS
-# --pdeathsig: qemu dies with this script, even if it is SIGKILLed.
-setpriv --pdeathsig KILL -- "$QEMU" -nodefaults -no-user-config -machine q35 "${ACCEL_ARGS[@]}" \
-    -smp "${AMPTRACE_QEMU_SMP:-2}" -m "${AMPTRACE_QEMU_MEM:-4096}" \
+say "booting $KPKG ($KVER) under qemu/$ACCEL, ${AMPTRACE_QEMU_SMP:-2} vCPUs, ${AMPTRACE_QEMU_MEM:-4096} MiB, timeout ${QEMU_TIMEOUT}s; tests: ${TESTS[*]}"
+qemu_run "$console" -smp "${AMPTRACE_QEMU_SMP:-2}" -m "${AMPTRACE_QEMU_MEM:-4096}" \
     -kernel "$VMLINUZ" -initrd "$WORK/initramfs.cpio" \
     -append "console=ttyS0 rdinit=/init panic=-1 loglevel=4 mitigations=off ${AMPTRACE_QEMU_APPEND-}" \
-    -display none -monitor none -serial "file:$console" -no-reboot \
     -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
     -virtfs "local,path=$out,mount_tag=ampout,security_model=none,multidevs=remap" \
-    -drive "file=$WORK/scratch.img,if=virtio,format=raw,cache=unsafe,discard=unmap" \
-    </dev/null >"$WORK/qemu.err" 2>&1 &
-QEMU_PID=$!
-if [[ -t 1 || -n ${AMPTRACE_QEMU_STREAM-} ]]; then
-    tail -n +1 -f --pid="$QEMU_PID" "$console" &
-    TAIL_PID=$!
-fi
-timed_out=0
-while kill -0 "$QEMU_PID" 2>/dev/null; do
-    if ((SECONDS - t_start >= TIMEOUT)); then
-        timed_out=1
-        kill -TERM "$QEMU_PID" 2>/dev/null
-        break
-    fi
-    sleep 1
-done
-qrc=0
-wait "$QEMU_PID" || qrc=$?
-QEMU_PID=''
-[[ -n $TAIL_PID ]] && { wait "$TAIL_PID" 2>/dev/null || true; TAIL_PID=''; }
-elapsed=$((SECONDS - t_start))
+    -drive "file=$WORK/scratch.img,if=virtio,format=raw,cache=unsafe,discard=unmap"
+elapsed=$QEMU_ELAPSED
 
 # ---------------------------------------------------------------- result ---
 logdir=$LOGROOT/qemu-$KVER
@@ -424,13 +261,7 @@ if [[ -z ${AMPTRACE_QEMU_STREAM-} && ! -t 1 ]]; then
     # Not streamed: show the console now, less the kernel's boot chatter.
     grep -vE '^\[ *[0-9]+\.[0-9]+\] ' "$console" | tr -d '\r' || true
 fi
-if [[ $ACCEL == kvm ]] && grep -qiE 'kvm.*(fail|error|not supported)|Could not access KVM' "$WORK/qemu.err"; then
-    cat "$WORK/qemu.err" >&2
-    skip "qemu could not use KVM"
-fi
-[[ -s $WORK/qemu.err ]] && { say "qemu said:"; sed 's/^/  /' "$WORK/qemu.err" >&2; }
-((timed_out)) && say "guest still running after ${TIMEOUT}s: stopped it"
-((qrc == 0 || timed_out)) || say "qemu exited $qrc"
+qemu_report
 
 summary=$(tr -d '\r' <"$console" | grep -E '^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' | tail -n 1 || true)
 say "guest $KVER ($ACCEL), ${elapsed}s in qemu; logs in $logdir"

@@ -1,0 +1,371 @@
+# shellcheck shell=bash disable=SC2034  # QEMU_*, KVER...: results for the callers
+# scripts/qemu-lib.sh - the host side shared by the qemu scripts
+# (qemu-kernel-test.sh: the core tests on another kernel; qemu-systemd-host.sh:
+# a Debian 13 guest with systemd as PID 1).  Source it; the caller defines
+# say, skip (exit 77) and die.
+#
+#   qemu_need               qemu, a static busybox, setpriv; ACCEL_ARGS
+#   qemu_kvm_usable         true if a KVM guest starts here (for .ci/run)
+#   qemu_kernel [SUITE]     a Debian kernel package, fetched once into the
+#                           cache: KPKG KDIR KVER MODDIR VMLINUZ
+#   qemu_workdir            WORK, a fresh temp dir (and traps that remove it
+#                           and stop qemu on any exit)
+#   initramfs_modules DIR MOD...  copies MODs (and what they depend on) into
+#                           an initramfs tree; QEMU_MODS: those to modprobe
+#   qemu_run CONSOLE ARG... boots qemu (dies with this script), waits at
+#                           most QEMU_TIMEOUT s: QEMU_RC, QEMU_TIMED_OUT,
+#                           QEMU_ELAPSED;  qemu_report: how it ended
+#
+# Environment (as documented in the scripts): AMPTRACE_QEMU_ACCEL,
+# AMPTRACE_QEMU_TCG_THREAD, AMPTRACE_QEMU_CACHE, AMPTRACE_QEMU_KPKG,
+# AMPTRACE_QEMU_DEBS, AMPTRACE_QEMU_STREAM, AMPTRACE_DEBIAN_MIRROR.
+
+QEMU_CACHE=${AMPTRACE_QEMU_CACHE:-/var/cache/amptrace-qemu}
+QEMU_TIMEOUT=${AMPTRACE_QEMU_TIMEOUT:-600}
+WORK='' QEMU_PID='' TAIL_PID=''
+
+# ------------------------------------------------------------ what we need ---
+qemu_need() {
+    QEMU=$(command -v qemu-system-x86_64) ||
+        skip "qemu-system-x86_64 not installed (apt-get install qemu-system-x86)"
+    BUSYBOX=/bin/busybox
+    if [[ ! -x $BUSYBOX ]] || ldd "$BUSYBOX" >/dev/null 2>&1; then
+        skip "no static $BUSYBOX for the initramfs (apt-get install busybox-static)"
+    fi
+    command -v setpriv >/dev/null || skip "setpriv (util-linux) missing"
+    ACCEL=${AMPTRACE_QEMU_ACCEL:-kvm}
+    case $ACCEL in
+        kvm)
+            [[ -c /dev/kvm ]] ||
+                skip "/dev/kvm not available (no hardware virtualisation here); AMPTRACE_QEMU_ACCEL=tcg runs the guest under emulation, 5-10x slower"
+            [[ -r /dev/kvm && -w /dev/kvm ]] || skip "/dev/kvm not readable and writable"
+            ACCEL_ARGS=(-accel kvm -cpu host) ;;
+        tcg)
+            # One host thread for all vCPUs.  With thread=multi (qemu 7.2) a
+            # guest hung now and then right after amptrace attached: both
+            # vCPUs looping on the int3 of a finished jump-label patch in
+            # syscall_trace_enter (their translated code never saw the patch
+            # end), seen with AMPTRACE_QEMU_APPEND="loglevel=7
+            # softlockup_all_cpu_backtrace=1".  Slower, but it finishes.
+            # shellcheck disable=SC2054  # the comma is qemu's option syntax
+            ACCEL_ARGS=(-accel "tcg,thread=${AMPTRACE_QEMU_TCG_THREAD:-single}" -cpu max) ;;
+        *) die "AMPTRACE_QEMU_ACCEL must be kvm or tcg, not '$ACCEL'" ;;
+    esac
+}
+
+# qemu_kvm_usable: whether qemu can run a KVM guest here.  /dev/kvm may be
+# there and still refuse (a nested guest: "failed to set MSR 0x10a", and
+# qemu aborts at once); a paused VM still up after 3 s is a working one.
+qemu_kvm_usable() {
+    [[ -c /dev/kvm && -r /dev/kvm && -w /dev/kvm ]] || return 1
+    local rc
+    # stderr null around the wait: bash's own "Aborted" line too.
+    rc=$({ timeout 3 qemu-system-x86_64 -nodefaults -no-user-config -display none -accel kvm \
+             -cpu host -machine q35 -S -monitor none -serial none </dev/null >/dev/null
+           echo $?; } 2>/dev/null)
+    ((rc == 124))
+}
+
+# --------------------------------------------------------- kernel package ---
+# Debian's release number of a suite: its kernel packages are named
+# linux-image-6.12.N+deb13-amd64 since Debian 13.
+_deb_release() {
+    case $1 in bookworm) echo 12 ;; trixie) echo 13 ;; forky) echo 14 ;; *) return 1 ;; esac
+}
+
+# The cache entries one kernel series may have, as a glob: older versions
+# of KPKG's series are removed once a newer one is cached.
+_kernel_series_glob() {
+    case $1 in
+        linux-image-*+deb[0-9]*-*) echo "${1%%[0-9]*}*+${1#*+}" ;;   # linux-image-*+deb13-amd64
+        *) echo "${1%%.0-*}.0-*" ;;                                  # linux-image-6.1.0-*
+    esac
+}
+
+# Newest cached kernel matching a glob.
+_newest_cached() {
+    local d
+    for d in "$QEMU_CACHE"/$1/.ok; do [[ -e $d ]] && dirname "$d"; done | sort -V | tail -n 1
+}
+
+# apt-get/apt-cache options for another suite's package lists, kept in DIR
+# (nothing of the host's apt state is read or changed).
+_suite_apt_opts() {   # SUITE DIR
+    local suite=$1 dir=$2 mirror=${AMPTRACE_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+    local keyring=${QEMU_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gpg}
+    mkdir -p "$dir"/{lists/partial,cache/archives/partial,parts}
+    echo "deb [signed-by=$keyring] $mirror $suite main" >"$dir/sources.list"
+    : >"$dir/status"
+    SUITE_APT=(-o "Dir::Etc::SourceList=$dir/sources.list" -o "Dir::Etc::SourceParts=$dir/parts"
+               -o "Dir::Etc::Preferences=$dir/none" -o "Dir::Etc::PreferencesParts=$dir/parts"
+               -o "Dir::State::Lists=$dir/lists" -o "Dir::State::Status=$dir/status"
+               -o "Dir::Cache=$dir/cache" -o APT::Sandbox::User=root -o Acquire::Languages=none
+               -o APT::Default-Release=)
+}
+
+# The package linux-image-amd64 depends on, in SUITE's lists ('': the host's).
+_resolve_kpkg() {   # SUITE
+    local p
+    if [[ -n $1 ]]; then
+        apt-cache "${SUITE_APT[@]}" depends linux-image-amd64 2>/dev/null |
+            awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ {print $2; exit}'
+        return 0
+    fi
+    # Debian 12's default kernel; else the newest 6.1 flavour amd64 package.
+    p=$(apt-cache depends linux-image-amd64 2>/dev/null |
+        awk '$1 == "Depends:" && $2 ~ /^linux-image-6\.1\./ {print $2; exit}')
+    [[ -n $p ]] || p=$(apt-cache search --names-only '^linux-image-6\.1\.0-[0-9]+-amd64$' 2>/dev/null |
+                       awk '{print $1}' | sort -V | tail -n 1)
+    echo "$p"
+}
+
+# modules.dep of an unpacked kernel: kmod's depmod where there is one (its
+# .bin indexes are what a guest's own modprobe reads), else busybox's (the
+# text file busybox's modprobe reads in the initramfs is all the same).
+_depmod() {   # ROOT KVER
+    if command -v depmod >/dev/null; then
+        depmod -b "$1" "$2"
+    else
+        busybox depmod -b "$1" "$2"
+    fi
+}
+
+# qemu_kernel [SUITE]: the kernel of Debian SUITE (default: the host's
+# Debian 12, a 6.1, or AMPTRACE_QEMU_KPKG / AMPTRACE_QEMU_DEBS), unpacked
+# with its modules under $QEMU_CACHE/KPKG.  Another suite's lists are
+# fetched (into a temp dir) only when none of its kernels is cached; to
+# take a newer one, remove the cached one.  Sets KPKG KDIR KVER MODDIR
+# VMLINUZ.  Returns 77 where no kernel can be had (the caller may try
+# another), 1 on other failures.
+qemu_kernel() {
+    local lockfd rc=0
+    mkdir -p "$QEMU_CACHE"
+    exec {lockfd}>"$QEMU_CACHE/.lock"
+    flock -w 900 "$lockfd" || { say "another run holds $QEMU_CACHE/.lock"; exec {lockfd}>&-; return 1; }
+    _qemu_kernel "$@" || rc=$?
+    exec {lockfd}>&-
+    return "$rc"
+}
+
+_qemu_kernel() {
+    local suite=${1-} glob kdir aptdir='' kpkg=${AMPTRACE_QEMU_KPKG-} deb d
+    local -a debs=()
+    if [[ -n $suite ]]; then
+        glob="linux-image-*+deb$(_deb_release "$suite")-amd64" ||
+            { say "no Debian release number known for suite $suite"; return 1; }
+        kpkg=''   # AMPTRACE_QEMU_KPKG names the default (Debian 12) kernel
+    else
+        glob='linux-image-6.1.0-*'
+        [[ -z ${AMPTRACE_QEMU_DEBS-} ]] || read -r -a debs <<<"$AMPTRACE_QEMU_DEBS"
+    fi
+
+    if [[ -z $kpkg && -n $suite ]]; then
+        kdir=$(_newest_cached "$glob")
+        if [[ -n $kdir ]]; then
+            kpkg=${kdir##*/}
+        else
+            aptdir=$(mktemp -d "$QEMU_CACHE/apt-$suite.XXXXXX")
+            _suite_apt_opts "$suite" "$aptdir"
+            say "fetching $suite's package lists"
+            if apt-get "${SUITE_APT[@]}" update >"$aptdir/update.log" 2>&1; then
+                kpkg=$(_resolve_kpkg "$suite")
+            else
+                tail -n 3 "$aptdir/update.log" >&2
+            fi
+            [[ -n $kpkg ]] || { rm -rf -- "$aptdir"; say "no $suite kernel to be had (linux-image-amd64)"; return 77; }
+        fi
+    elif [[ -z $kpkg ]]; then
+        kpkg=$(_resolve_kpkg '')
+        if [[ -z $kpkg && -z $(_newest_cached "$glob") ]]; then
+            say "no 6.1 kernel in the apt lists; apt-get update"
+            apt-get update -qq >/dev/null 2>&1 || true
+            kpkg=$(_resolve_kpkg '')
+        fi
+        if [[ -z $kpkg ]]; then
+            kdir=$(_newest_cached "$glob")
+            [[ -n $kdir ]] || { say "no Debian 12 6.1 kernel package found (apt-cache search linux-image-6.1)"; return 77; }
+            kpkg=${kdir##*/}
+            say "apt knows no 6.1 kernel; using cached $kpkg"
+        fi
+    fi
+    KPKG=$kpkg
+    KDIR=$QEMU_CACHE/$KPKG
+    if [[ ! -e $KDIR/.ok ]]; then
+        say "fetching $KPKG into $QEMU_CACHE"
+        rm -rf -- "$KDIR" "$KDIR.tmp"
+        mkdir -p "$KDIR.tmp"
+        if ((${#debs[@]})); then
+            for deb in "${debs[@]}"; do
+                curl -fsS -m 600 -o "$KDIR.tmp/${deb##*/}" "$deb" 2>>"$KDIR.tmp/apt.log" ||
+                    { tail -n 3 "$KDIR.tmp/apt.log" >&2; rm -rf -- "$KDIR.tmp"; say "cannot download $deb"; return 77; }
+            done
+        else
+            if [[ -n $suite && -z $aptdir ]]; then
+                aptdir=$(mktemp -d "$QEMU_CACHE/apt-$suite.XXXXXX")
+                _suite_apt_opts "$suite" "$aptdir"
+                apt-get "${SUITE_APT[@]}" update >"$aptdir/update.log" 2>&1 || true
+            fi
+            local -a opts=(-o APT::Sandbox::User=root)
+            [[ -z $suite ]] || opts=("${SUITE_APT[@]}")
+            (cd "$KDIR.tmp" && apt-get "${opts[@]}" download "$KPKG") >"$KDIR.tmp/apt.log" 2>&1 ||
+                { tail -n 3 "$KDIR.tmp/apt.log" >&2; rm -rf -- "$KDIR.tmp" "${aptdir:-/nonexistent}";
+                  say "cannot download $KPKG"; return 77; }
+        fi
+        for deb in "$KDIR.tmp"/*.deb; do
+            dpkg-deb -x "$deb" "$KDIR.tmp/root" ||
+                { rm -rf -- "$KDIR.tmp" "${aptdir:-/nonexistent}"; say "cannot unpack $deb"; return 1; }
+        done
+        rm -rf -- "$KDIR.tmp"/*.deb "$KDIR.tmp/root/usr/share"
+        # Debian 13 puts modules under /usr/lib; the guests look in /lib.
+        if [[ ! -d $KDIR.tmp/root/lib/modules && -d $KDIR.tmp/root/usr/lib/modules ]]; then
+            mkdir -p "$KDIR.tmp/root/lib" && mv "$KDIR.tmp/root/usr/lib/modules" "$KDIR.tmp/root/lib/modules"
+        fi
+        local kver
+        kver=$(ls "$KDIR.tmp/root/lib/modules")
+        _depmod "$KDIR.tmp/root" "$kver" ||
+            { rm -rf -- "$KDIR.tmp" "${aptdir:-/nonexistent}"; say "depmod failed"; return 1; }
+        touch "$KDIR.tmp/.ok"
+        mv "$KDIR.tmp" "$KDIR"
+        # Older kernels of the same series are of no further use.
+        for d in "$QEMU_CACHE"/$(_kernel_series_glob "$KPKG"); do
+            [[ $d == "$KDIR" || ! -d $d ]] || rm -rf -- "$d"
+        done
+    fi
+    [[ -z $aptdir ]] || rm -rf -- "$aptdir"
+    KVER=$(ls "$KDIR/root/lib/modules")
+    # Cached before kmod's depmod was here: add its indexes.
+    if [[ ! -e $KDIR/root/lib/modules/$KVER/modules.dep.bin ]] && command -v depmod >/dev/null; then
+        _depmod "$KDIR/root" "$KVER" || say "depmod $KVER failed: no modprobe in a systemd guest"
+    fi
+    MODDIR=$KDIR/root/lib/modules/$KVER
+    VMLINUZ=$KDIR/root/boot/vmlinuz-$KVER
+    [[ -f $VMLINUZ && -f $MODDIR/modules.dep ]] || { say "cached $KPKG is incomplete; remove $KDIR"; return 1; }
+    return 0
+}
+
+# ------------------------------------------------------------- work dir ---
+# shellcheck disable=SC2317  # run by the trap
+_qemu_cleanup() {
+    local rc=$?
+    set +e   # every step runs, whatever failed before
+    [[ -n $TAIL_PID ]] && kill "$TAIL_PID" 2>/dev/null
+    if [[ -n $QEMU_PID ]] && kill -0 "$QEMU_PID" 2>/dev/null; then
+        kill -TERM "$QEMU_PID" 2>/dev/null
+        for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$QEMU_PID" 2>/dev/null || break; sleep 0.5; done
+        kill -KILL "$QEMU_PID" 2>/dev/null
+    fi
+    [[ -n $QEMU_PID ]] && wait "$QEMU_PID" 2>/dev/null
+    [[ -n $WORK ]] && rm -rf -- "$WORK"
+    exit "$rc"
+}
+
+# qemu_workdir: WORK, a fresh temp dir, removed (qemu stopped first) on
+# any exit of the script.
+qemu_workdir() {
+    local d pid
+    # Leftovers of a run that was SIGKILLed (its qemu died with it): remove.
+    for d in "${TMPDIR:-/tmp}"/amptrace-qemu.*; do
+        [[ -f $d/owner ]] || continue
+        read -r pid <"$d/owner" || continue
+        [[ -e /proc/$pid && $(cat "/proc/$pid/comm" 2>/dev/null) == *bash* ]] || rm -rf -- "$d"
+    done
+    trap _qemu_cleanup EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+    trap 'exit 129' HUP
+    WORK=$(mktemp -d "${TMPDIR:-/tmp}/amptrace-qemu.XXXXXX")
+    echo $$ >"$WORK/owner"
+}
+
+# ------------------------------------------------------------- initramfs ---
+# mod_files NAME...: each module's file and its dependencies', from modules.dep.
+mod_files() {
+    local name
+    for name in "$@"; do
+        name=${name//-/_}
+        awk -v n="$name" '{ f = $1; sub(/:$/, "", f); b = f; sub(/.*\//, "", b); sub(/\.ko.*$/, "", b);
+                            gsub(/-/, "_", b); if (b == n) { print f; for (i = 2; i <= NF; i++) print $i; exit } }' \
+            "$MODDIR/modules.dep"
+    done | sort -u
+}
+# Modules built into this kernel (virtio_pci in Ubuntu's) need no loading.
+_builtin() { grep -q "/${1//_/[_-]}\.ko" "$MODDIR/modules.builtin" 2>/dev/null; }
+
+# initramfs_modules DIR MOD...: an initramfs tree's busybox, modules.dep and
+# the MODs' files with their dependencies; QEMU_MODS = the MODs that are
+# modules (not built in), for `modprobe` in the guest's init.
+initramfs_modules() {
+    local ird=$1 m f
+    shift
+    mkdir -p "$ird"/{bin,sbin,proc,sys,dev,newroot,"lib/modules/$KVER"}
+    cp "$BUSYBOX" "$ird/bin/busybox"
+    # busybox's modprobe reads no compressed module (Debian 13's are .ko.xz):
+    # they go in uncompressed.
+    sed -E 's/\.ko\.(xz|zst|gz)\b/.ko/g' "$MODDIR/modules.dep" >"$ird/lib/modules/$KVER/modules.dep"
+    QEMU_MODS=()
+    for m in "$@"; do
+        if [[ -n $(mod_files "$m") ]]; then
+            QEMU_MODS+=("$m")
+        else
+            _builtin "$m" || die "module $m not in $KPKG"
+        fi
+    done
+    while read -r f; do
+        [[ -n $f ]] || continue
+        mkdir -p "$ird/lib/modules/$KVER/${f%/*}"
+        case $f in
+            *.ko.xz) xz -dc "$MODDIR/$f" >"$ird/lib/modules/$KVER/${f%.xz}" ;;
+            *.ko.zst) zstd -qdc "$MODDIR/$f" >"$ird/lib/modules/$KVER/${f%.zst}" ;;
+            *.ko.gz) gzip -dc "$MODDIR/$f" >"$ird/lib/modules/$KVER/${f%.gz}" ;;
+            *) cp "$MODDIR/$f" "$ird/lib/modules/$KVER/$f" ;;
+        esac || die "cannot copy module $f"
+    done < <(mod_files "${QEMU_MODS[@]}")
+}
+
+# ------------------------------------------------------------------ boot ---
+# qemu_run CONSOLE QEMU_ARG...: qemu with ACCEL_ARGS, the serial console
+# into CONSOLE (streamed to stdout on a terminal or with
+# AMPTRACE_QEMU_STREAM), qemu's own messages into $WORK/qemu.err.  Waits
+# for it to power off, QEMU_TIMEOUT s at most (then stops it).
+qemu_run() {
+    local console=$1 t_start=$SECONDS
+    shift
+    : >"$console"
+    # --pdeathsig: qemu dies with this script, even if it is SIGKILLed.
+    setpriv --pdeathsig KILL -- "$QEMU" -nodefaults -no-user-config -machine q35 "${ACCEL_ARGS[@]}" \
+        -display none -monitor none -serial "file:$console" -no-reboot "$@" \
+        </dev/null >"$WORK/qemu.err" 2>&1 &
+    QEMU_PID=$!
+    if [[ -t 1 || -n ${AMPTRACE_QEMU_STREAM-} ]]; then
+        tail -n +1 -f --pid="$QEMU_PID" "$console" &
+        TAIL_PID=$!
+    fi
+    QEMU_TIMED_OUT=0
+    while kill -0 "$QEMU_PID" 2>/dev/null; do
+        if ((SECONDS - t_start >= QEMU_TIMEOUT)); then
+            QEMU_TIMED_OUT=1
+            kill -TERM "$QEMU_PID" 2>/dev/null
+            break
+        fi
+        sleep 1
+    done
+    QEMU_RC=0
+    wait "$QEMU_PID" || QEMU_RC=$?
+    QEMU_PID=''
+    [[ -n $TAIL_PID ]] && { wait "$TAIL_PID" 2>/dev/null || true; TAIL_PID=''; }
+    QEMU_ELAPSED=$((SECONDS - t_start))
+    return 0
+}
+
+# qemu_report: what qemu said, why it ended (after the caller showed the
+# console); skips where KVM could not be used.
+qemu_report() {
+    if [[ ${ACCEL:-} == kvm ]] && grep -qiE 'kvm.*(fail|error|not supported)|Could not access KVM' "$WORK/qemu.err"; then
+        cat "$WORK/qemu.err" >&2
+        skip "qemu could not use KVM"
+    fi
+    [[ -s $WORK/qemu.err ]] && { say "qemu said:"; sed 's/^/  /' "$WORK/qemu.err" >&2; }
+    ((QEMU_TIMED_OUT)) && say "guest still running after ${QEMU_TIMEOUT}s: stopped it"
+    ((QEMU_RC == 0 || QEMU_TIMED_OUT)) || say "qemu exited $QEMU_RC"
+    return 0
+}

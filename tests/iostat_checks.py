@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""t97: amptrace beside the disk counter and journald's cgroup io.stat.
+
+    iostat_checks.py [--assert CASE]... CASE=DIR...
+
+Each DIR holds what tests/systemd_host_measure.sh wrote in one guest:
+`counters` (key=value) and `trace.json` (amptrace trace -j).  Prints one
+table row per case, then for each asserted case checks that amptrace's
+bill for journald's cgroup (data + metadata charged to its entries) agrees
+with io.stat's wbytes within 5%, that amptrace's classes sum to the disk
+counter, and that it shows what io.stat cannot: the jbd2 commit bytes
+(which io.stat gives to the root cgroup) charged to the logger's entry,
+and that entry's pages.  Exit 1 on the first failed check.
+"""
+import json
+import sys
+
+# `logger -p info test` to /dev/log: "<14>Mmm dd hh:mm:ss root: test".
+LOGGER_BYTES = 30
+PAGE = 4096
+
+
+def fail(msg):
+    print(f"FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def ok(msg):
+    print(f"ok: {msg}")
+
+
+def load(path):
+    counters = {}
+    with open(f"{path}/counters") as f:
+        for line in f:
+            k, _, v = line.rstrip("\n").partition("=")
+            counters[k] = v
+    entries, summary = [], None
+    with open(f"{path}/trace.json") as f:
+        for line in f:
+            rec = json.loads(line)
+            if rec["type"] == "entry":
+                entries.append(rec)
+            elif rec["type"] == "summary":
+                summary = rec
+    if summary is None:
+        fail(f"{path}/trace.json: no summary")
+    return counters, entries, summary
+
+
+def figures(counters, entries, summary):
+    procs = summary["processes"]
+    dev = summary["devices"][0] if summary["devices"] else None
+    return {
+        "disk": int(counters["disk_bytes"]),
+        "iostat": int(counters["iostat_wbytes"]),
+        "bill": sum(p["dev_bytes"]["data"] + p["dev_bytes"]["metadata"] for p in procs),
+        "jbd2_entries": sum(p["dev_bytes"]["journal"] for p in procs),
+        "window": sum(p["dev_bytes"]["window"] for p in procs),
+        "dev": dev,
+        "entries": len(entries),
+        "audit": int(counters["bpf_audit_records"]) + int(counters["bpf_audit_kmsg"]),
+    }
+
+
+def pct(a, b):
+    return 100.0 * (a - b) / b if b else float("inf")
+
+
+def check(name, counters, entries, summary, f):
+    dev = f["dev"]
+    if dev is None:
+        fail(f"{name}: amptrace saw no device")
+    if f["iostat"] < PAGE:
+        fail(f"{name}: io.stat wbytes {f['iostat']}: journald's cgroup wrote nothing")
+    diff = pct(f["bill"], f["iostat"])
+    if abs(diff) > 5:
+        fail(f"{name}: amptrace's bill {f['bill']} B vs io.stat {f['iostat']} B ({diff:+.1f}%)")
+    ok(f"{name}: amptrace's bill for the cgroup {f['bill']} B = io.stat wbytes {f['iostat']} B "
+       f"({diff:+.1f}%)")
+    total = sum(dev["classes"].values())
+    if total != dev["total"] or abs(total - dev["counter_bytes"]) > 0.01 * dev["counter_bytes"]:
+        fail(f"{name}: classes {dev['classes']} sum {total}, counter {dev['counter_bytes']}")
+    if abs(dev["counter_bytes"] - f["disk"]) > 0.01 * f["disk"]:
+        fail(f"{name}: amptrace's counter {dev['counter_bytes']} B vs the disk's {f['disk']} B")
+    ok(f"{name}: classes {dev['classes']} sum to the disk counter {f['disk']} B")
+    lost = {k: v for k, v in summary["losses"].items() if v}
+    if lost:
+        fail(f"{name}: losses {lost}")
+    if f["audit"]:
+        fail(f"{name}: {f['audit']} audit records of BPF loads: kernel audit was on")
+    mine = [e for e in entries if e["syscall"].startswith("recv") and e["bytes"] == LOGGER_BYTES]
+    if len(mine) != 1:
+        fail(f"{name}: expected one {LOGGER_BYTES}-byte receive (the logger line), found "
+             f"{[(e['id'], e['syscall'], e['bytes']) for e in entries]}")
+    e = mine[0]
+    pages = sorted(r["page"] + k for r in e["scatter"] for k in range(r["npages"]))
+    if len(pages) < 5 or not all(r["written"] for r in e["scatter"]):
+        fail(f"{name}: the logger entry dirtied {pages}, written: "
+             f"{[r['written'] for r in e['scatter']]}")
+    ok(f"{name}: the logger line (entry {e['id']}, {e['syscall']} {e['bytes']} B) dirtied "
+       f"{len(pages)} pages of {e['scatter'][0]['path']}, all written: {pages}")
+    # What io.stat cannot show: the jbd2 commits go to the root cgroup.
+    outside = f["disk"] - f["iostat"]
+    if dev["classes"]["journal"] <= 0 or e["dev_bytes"]["journal"] <= 0:
+        fail(f"{name}: no jbd2 commit bytes charged to the logger entry: {e['dev_bytes']}")
+    if outside < dev["classes"]["journal"]:
+        fail(f"{name}: io.stat leaves {outside} B outside journald's cgroup, "
+             f"less than the {dev['classes']['journal']} B of jbd2 commits")
+    ok(f"{name}: io.stat leaves {outside} B outside journald's cgroup (jbd2 commits "
+       f"{dev['classes']['journal']} B, metadata {dev['classes']['metadata']} B); amptrace "
+       f"charges the logger entry {e['dev_bytes']['journal']} B of jbd2 commits, "
+       f"{e['dev_bytes']['window']} B by window")
+
+
+def main():
+    args = sys.argv[1:]
+    asserted = set()
+    while args and args[0] == "--assert":
+        asserted.add(args[1])
+        args = args[2:]
+    cases = [a.split("=", 1) for a in args]
+    if not cases or any(len(c) != 2 for c in cases):
+        fail("usage: iostat_checks.py [--assert CASE]... CASE=DIR...")
+    loaded = {}
+    print(f"{'CASE':<10} {'AUDIT':<6} {'DISK':>8} {'IO.STAT':>8} {'AMPTRACE':>8} {'DIFF':>7} "
+          f"{'JBD2':>7} {'OTHER':>7} {'ENTRIES':>7} {'BPF_AUDIT':>9}")
+    for name, path in cases:
+        counters, entries, summary = load(path)
+        f = figures(counters, entries, summary)
+        loaded[name] = (counters, entries, summary, f)
+        dev = f["dev"] or {"classes": {"journal": 0, "other": 0}}
+        audit = "on" if f["audit"] else "off"   # kernel audit: records of our BPF loads
+        print(f"{name:<10} {audit:<6} {f['disk']:>8} {f['iostat']:>8} {f['bill']:>8} "
+              f"{pct(f['bill'], f['iostat']):>+6.1f}% {dev['classes']['journal']:>7} "
+              f"{dev['classes']['other']:>7} {f['entries']:>7} {f['audit']:>9}")
+    print("  DISK: /sys/block/DEV/stat written sectors x 512; IO.STAT: wbytes of "
+          "system.slice/systemd-journald.service;")
+    print("  AMPTRACE: data + metadata charged to journald's entries; JBD2, OTHER: amptrace's "
+          "device classes; BPF_AUDIT: audit records of amptrace's own BPF loads")
+    for name in sorted(asserted):
+        if name not in loaded:
+            fail(f"no case {name} to assert on")
+        check(name, *loaded[name])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Inside the systemd host of scripts/qemu-systemd-host.sh (t97): the
+# original report's method and amptrace side by side, in one run.
+#
+# One `logger -p info test` to the real journald (systemd's service, its
+# persistent journal on ext4 on $AMP_JOURNAL_DEV), left to the kernel's own
+# write-back, while three things count:
+#   - the disk's written sectors (/sys/block/DEV/stat, field 7),
+#   - journald's cgroup io.stat wbytes on that disk,
+#   - amptrace trace --cgroup <journald's cgroup> --dev DEV -j.
+# Writes $AMP_OUT/trace.json (amptrace's JSON lines), trace.err, and
+# $AMP_OUT/counters (key=value: the two counters' deltas over the same
+# window, what journald said about audit); t97 checks them on the host.
+set -uo pipefail
+
+dev=${AMP_JOURNAL_DEV:?}
+out=${AMP_OUT:?}
+cg=/sys/fs/cgroup/system.slice/systemd-journald.service
+majmin=$(cat "/sys/block/$dev/dev")
+t0=$SECONDS
+
+say() { echo "measure: [$((SECONDS - t0))s] $*"; }
+die() { echo "measure: FAIL: $*"; exit 1; }
+
+wsect() { awk '{print $7}' "/sys/block/$dev/stat"; }
+# journald's wbytes on the disk (no line yet: nothing written).
+wbytes() {
+    awk -v d="$majmin" '$1 == d { for (i = 2; i <= NF; i++) if (sub(/^wbytes=/, "", $i)) v = $i }
+                        END { print v + 0 }' "$cg/io.stat"
+}
+# Wait until the disk has written nothing for QUIET s (at most MAX s).
+settle() {   # QUIET MAX
+    local last now still=0 end=$((SECONDS + $2))
+    last=$(wsect)
+    while ((still < $1 && SECONDS < end)); do
+        sleep 1
+        now=$(wsect)
+        if [[ $now == "$last" ]]; then still=$((still + 1)); else still=0 last=$now; fi
+    done
+    ((still >= $1))
+}
+
+[[ -e $cg/io.stat ]] || die "no $cg/io.stat: io controller off? ($(cat /sys/fs/cgroup/system.slice/cgroup.subtree_control))"
+grep -qw io /sys/fs/cgroup/system.slice/cgroup.subtree_control || die "io controller not on for system.slice"
+jpid=$(systemctl show -P MainPID systemd-journald.service)
+grep -qx "0::/system.slice/systemd-journald.service" "/proc/$jpid/cgroup" ||
+    die "journald ($jpid) is not in $cg: $(cat "/proc/$jpid/cgroup")"
+findmnt -n -o SOURCE,FSTYPE /var/log/journal | grep -q "^/dev/$dev ext4" || die "/var/log/journal is not ext4 on $dev"
+say "journald $jpid in $cg; /var/log/journal: ext4 on $dev ($majmin); $(journalctl --header 2>/dev/null | sed -n 's/^File path: //p' | head -n 1)"
+# What journald said about kernel audit at its start.
+audit=$(journalctl -b -o cat -u systemd-journald.service 2>/dev/null | grep -i 'audit' | tail -n 1)
+say "journald: ${audit:-said nothing about audit}"
+
+# The journal on the disk, everything written: a quiet start.
+journalctl --flush >/dev/null 2>&1
+journalctl --sync >/dev/null 2>&1
+sync
+settle 6 90 || die "the disk never went quiet"
+
+s0=$(wsect) w0=$(wbytes) since=@$(date +%s)
+say "counters: disk ${s0} sectors written, journald wbytes ${w0}; starting amptrace"
+"$AMPTRACE" trace --preset journald --cgroup "$cg" --dev "$dev" -j -o "$out/trace.json" 2>"$out/trace.err" &
+amp=$!
+for _ in $(seq 1 300); do
+    grep -q '^amptrace: tracing' "$out/trace.err" 2>/dev/null && break
+    kill -0 "$amp" 2>/dev/null || break
+    sleep 1
+done
+grep -q '^amptrace: tracing' "$out/trace.err" || { cat "$out/trace.err"; die "amptrace did not start"; }
+say "$(grep '^amptrace: tracing' "$out/trace.err")"
+
+logger -p info test
+say "logger -p info test sent; the kernel's own write-back from here"
+# dirty_expire (30 s) + the flusher's period (5 s) and ext4's commit
+# interval (5 s), as in the report's 40 s wait; then until quiet.
+sleep 40
+settle 8 90 || say "the disk still writes after 130 s"
+
+kill -INT "$amp"
+wait "$amp"
+arc=$?
+s1=$(wsect) w1=$(wbytes)
+((arc == 0)) || { cat "$out/trace.err"; die "amptrace exited $arc"; }
+say "amptrace stopped; disk ${s1} sectors written, journald wbytes ${w1}"
+
+# The observer effect: kernel audit records of amptrace's BPF program
+# loads (type 1334), as journald stored them from its audit socket and
+# from /dev/kmsg.
+bpf_audit=$(journalctl -o export --since "$since" _AUDIT_TYPE=1334 | grep -c '^__CURSOR=')
+bpf_kmsg=$(journalctl -k -o cat --since "$since" | grep -c 'type=1334')
+{
+    echo "disk_bytes=$(((s1 - s0) * 512))"
+    echo "iostat_wbytes=$((w1 - w0))"
+    echo "journald_audit=${audit:-none}"
+    echo "audit_socket=$(systemctl is-active systemd-journald-audit.socket)"
+    echo "bpf_audit_records=$bpf_audit"
+    echo "bpf_audit_kmsg=$bpf_kmsg"
+    echo "kernel=$(uname -r)"
+    echo "systemd=$(systemctl --version | head -n 1)"
+    echo "seconds=$((SECONDS - t0))"
+} >"$out/counters"
+cat "$out/counters"

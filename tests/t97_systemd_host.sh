@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# A real Debian 13 systemd host under qemu (scripts/qemu-systemd-host.sh:
+# Debian 13's 6.12 kernel, systemd 257 as PID 1, journald as its service,
+# cgroup v2 with the io controller, the persistent journal on ext4 on a
+# virtio disk).  In it, the original report's method and amptrace side by
+# side in one run (tests/systemd_host_measure.sh): one `logger -p info
+# test`, the disk's written-sector counter, journald's cgroup io.stat
+# wbytes, and `amptrace trace --preset journald --cgroup
+# /sys/fs/cgroup/system.slice/systemd-journald.service --dev vda`.
+#
+# Three guests at once, one per kernel-audit setting:
+#   debian   Debian 13 as installed: journald's defaults, but Debian does
+#            not enable systemd-journald-audit.socket, so journald neither
+#            collects audit records nor turns kernel audit on
+#   auditon  the audit socket enabled (upstream's preset), journald's
+#            defaults (Audit=yes): kernel audit on, every BPF program
+#            amptrace loads is an audit record journald stores
+#   noaudit  the audit socket enabled, Audit=no
+# The figures of all three are printed (tests/iostat_checks.py); the
+# cases in AMP_T97_ASSERT (default: "noaudit debian", the audit-off ones;
+# auditon once amptrace's own audit records are dealt with) must pass:
+# amptrace's bill for journald's cgroup = io.stat wbytes within 5%, its
+# classes = the disk counter, the jbd2 commits io.stat gives to the root
+# cgroup charged to the logger's entry, that entry's pages all written.
+# Skips like t95 (no KVM and no AMPTRACE_QEMU_ACCEL=tcg), or where neither
+# the rootfs nor a kernel can be had.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+need_root
+qemu_need_accel
+
+read -r -a asserted <<<"${AMP_T97_ASSERT:-noaudit debian}"
+export AMPTRACE_QEMU_TIMEOUT=${AMPTRACE_QEMU_TIMEOUT:-540}
+[[ -x $AMP_ROOT/amptrace ]] || make -s -C "$AMP_ROOT" amptrace   # once, not in each guest run
+logs=${AMP_TEST_LOGS:-/tmp/amptrace-test-logs}/t97
+rm -rf -- "$logs"
+mkdir -p "$logs"
+
+# At once: 3 TCG guests of one host thread each.  The first to start makes
+# the caches (rootfs, kernel) while the others wait on their locks.
+declare -A conf=([debian]='' [auditon]='' [noaudit]='Audit=no')
+declare -A enable=([debian]='' [auditon]=systemd-journald-audit.socket
+                   [noaudit]=systemd-journald-audit.socket)
+cases=(noaudit auditon debian)
+declare -A pid=()
+for c in "${cases[@]}"; do
+    AMPTRACE_SDHOST_JOURNALD_CONF=${conf[$c]} AMPTRACE_SDHOST_ENABLE=${enable[$c]} \
+        "$AMP_ROOT/scripts/qemu-systemd-host.sh" -o "$AMP_TMP/$c" "$AMP_ROOT/tests/systemd_host_measure.sh" \
+        >"$AMP_TMP/$c.log" 2>&1 &
+    pid[$c]=$!
+done
+declare -A rc=()
+for c in "${cases[@]}"; do
+    rc[$c]=0
+    wait "${pid[$c]}" || rc[$c]=$?
+    echo "=== $c (journald.conf: '${conf[$c]}', enabled: '${enable[$c]}'): exit ${rc[$c]}"
+    sed 's/^/  | /' "$AMP_TMP/$c.log"
+    cp -r "$AMP_TMP/$c" "$logs/$c" 2>/dev/null || true
+done
+for c in "${cases[@]}"; do
+    ((rc[$c] != 77)) || skip "$(grep -h 'SKIP' "$AMP_TMP/$c.log" | head -n 1)"
+done
+for c in "${cases[@]}"; do
+    ((rc[$c] == 0)) || fail "case $c: the guest's measurement failed (exit ${rc[$c]}; logs in $logs/$c)"
+done
+
+args=()
+for c in "${asserted[@]}"; do args+=(--assert "$c"); done
+for c in "${cases[@]}"; do args+=("$c=$AMP_TMP/$c"); done
+python3 "$AMP_ROOT/tests/iostat_checks.py" "${args[@]}"
+ok "journald's io.stat and amptrace agree on a real systemd host (${asserted[*]})"
