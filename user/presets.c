@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Which syscalls open an entry.  Numbers come from the host's own headers. */
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include "loader.h"
@@ -32,6 +33,43 @@ static bool is_journald(const char *comm)
 	return comm && !strncmp(comm, "systemd-journald", 15);
 }
 
+/* Is the target journald: by comm, by its service's cgroup
+ * (systemd-journald.service, systemd-journald@NS.service), or every pid
+ * given one of journald's? */
+static bool target_is_journald(const struct trace_opts *o)
+{
+	const char *base;
+	int n = 0;
+
+	if (is_journald(o->comm))
+		return true;
+	if (o->cgroup) {
+		size_t len = strlen(o->cgroup);
+
+		while (len > 1 && o->cgroup[len - 1] == '/')
+			len--;
+		base = o->cgroup + len;
+		while (base > o->cgroup && base[-1] != '/')
+			base--;
+		return !strncmp(base, "systemd-journald.service", 24) ||
+		       !strncmp(base, "systemd-journald@", 17);
+	}
+	for (int i = 0; i < o->nr_pids; i++) {
+		char path[64], comm[32] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/comm", o->pids[i]);
+		f = fopen(path, "r");
+		if (f) {
+			if (!fgets(comm, sizeof(comm), f))
+				comm[0] = 0;
+			fclose(f);
+		}
+		n += is_journald(comm);
+	}
+	return o->nr_pids && n == o->nr_pids;
+}
+
 int preset_resolve(const char *preset, const struct trace_opts *opts,
 		   const struct preset_syscall **list, int *n)
 {
@@ -39,7 +77,7 @@ int preset_resolve(const char *preset, const struct trace_opts *opts,
 	int k = 0;
 
 	if (!strcmp(preset, "auto")) {
-		recv = is_journald(opts->comm);
+		recv = target_is_journald(opts);
 		write = !recv;
 	} else if (!strcmp(preset, "journald")) {
 		recv = true;
