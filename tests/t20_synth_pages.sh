@@ -6,22 +6,29 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
 
-prog_ids() { bpftool prog show 2>/dev/null | sed -nE 's/^([0-9]+): .* name on_[a-z_]+ .*/\1/p' | sort; }
+# The BPF programs a process holds: the prog_id of each of its program fds
+# (not bpftool's whole list: other tracers may load programs meanwhile).
+prog_ids_of() { cat /proc/"$1"/fdinfo/* 2>/dev/null | sed -n 's/^prog_id:[[:space:]]*//p' | sort -u; }
+loaded_ids() { bpftool prog show 2>/dev/null | sed -nE 's/^([0-9]+): .*/\1/p' | sort; }
 
 # Both ways into the syscalls: the preset's own tracepoints, and the raw
 # hook; and the request walk of kernels without bpf_loop (t96 runs it on
 # one), forced here with AMPTRACE_NO_BPF_LOOP.
+# Whether the kernel has bpf_loop, asked another way than amptrace asks
+# (it reads BTF): bpftool's probe, read whole (a `| grep -q` would stop
+# reading early and, under pipefail, fail on bpftool's SIGPIPE).
 have_bpf_loop=0   # else (before 5.17) the bounded walk is the default
-bpftool feature probe kernel 2>/dev/null | grep -q bpf_loop && have_bpf_loop=1
+probe=$(bpftool feature probe kernel 2>/dev/null) || fail "bpftool feature probe kernel failed"
+[[ $probe == *bpf_loop* ]] && have_bpf_loop=1
+_log "kernel has bpf_loop: $have_bpf_loop"
 for hook in default --raw-syscalls bounded-walk; do
     args=(); [[ $hook == default || $hook == bounded-walk ]] || args=("$hook")
     bounded=0; [[ $hook == bounded-walk ]] || ((!have_bpf_loop)) && bounded=1
     if ((bounded)); then export AMPTRACE_NO_BPF_LOOP=1; else unset AMPTRACE_NO_BPF_LOOP; fi
     mnt=$AMP_TMP/mnt-${hook#--}
     make_loopfs ext4 256 "$mnt"
-    prog_ids >"$AMP_TMP/progs.before"
     start_tracer -c synth_writer --dev "$LOOPNAME" "${args[@]}"
-    prog_ids | comm -13 "$AMP_TMP/progs.before" - >"$AMP_TMP/progs.mine"
+    prog_ids_of "$TRACER_PID" >"$AMP_TMP/progs.mine"
     [[ -s $AMP_TMP/progs.mine ]] || fail "no amptrace BPF program visible while tracing"
     # (The kernel keeps 15 characters of a name; bpftool shows BTF's whole
     # name where it can, so match on_rq_complete_bounded as a prefix.)
@@ -40,8 +47,11 @@ for hook in default --raw-syscalls bounded-walk; do
     python3 "$AMP_ROOT/tests/checks.py" synth "$AMP_TMP/expect.json" "$TRACE_OUT" \
         "$LOOPNAME" "$(getconf PAGESIZE)"
 
-    # Nothing stays attached after the tracer exits (ids: other tracers may run).
-    left=$(prog_ids | comm -12 "$AMP_TMP/progs.mine" -)
+    # Nothing stays loaded after the tracer exits.  (The kernel frees
+    # programs on syscall tracepoints after an RCU tasks-trace grace
+    # period, since those became faultable: allow it a few seconds.)
+    wait_for '[[ -z $(loaded_ids | comm -12 "$AMP_TMP/progs.mine" -) ]]' 10 || true
+    left=$(loaded_ids | comm -12 "$AMP_TMP/progs.mine" -)
     [[ -z $left ]] || fail "BPF programs $left still loaded after amptrace exited"
     ok "$hook: $(wc -l <"$AMP_TMP/progs.mine") BPF programs loaded while tracing ($walk), none left after"
 done
