@@ -57,7 +57,8 @@ enum amp_page_kind {
 struct amp_page_run {
 	__u64 ino;
 	__u64 index;		/* page index of the folio's first page */
-	__u32 dev;		/* s_dev, kernel encoding (major << 20 | minor) */
+	__u32 dev;		/* the file's st_dev (inode_dev()), kernel encoding
+				 * (major << 20 | minor) */
 	__u16 npages;
 	__u8 kind;		/* enum amp_page_kind */
 	__u8 written;		/* 1 once its first device bytes were seen */
@@ -177,7 +178,8 @@ struct amp_dev_stats {
 	__u64 unwalked_bytes;	/* request bytes past the walk limit (in OTHER) */
 };
 
-/* Per dirtied file (dev, ino) of traced entries. */
+/* Per dirtied file (dev, ino) of traced entries: dev as stat() reports it
+ * (see inode_dev() in compat.bpf.h). */
 struct amp_file_key {
 	__u64 ino;
 	__u32 dev;

@@ -237,7 +237,8 @@ static int configure(struct tracer *t)
 	return 0;
 }
 
-/* Our own output file: in the files map beforehand, marked excluded. */
+/* Our own output file: in the files map beforehand, marked excluded (by
+ * its st_dev, the kernel side's dev: inode_dev() in compat.bpf.h). */
 static int exclude_file(struct tracer *t, int fd)
 {
 	struct amp_file_stats st_excluded = { .excluded = 1 };
