@@ -200,6 +200,28 @@ struct amp_file_stats {
 	__u64 dev_bytes;	/* device bytes of its folios, charged to entries */
 };
 
+/*
+ * Where a file lies within its filesystem, from the dentry chain when the
+ * kernel side first sees the file (once per file, beside its totals): a
+ * writer may have closed it by the time user space looks in
+ * /proc/PID/fd.  The names go leaf first, each ending in its NUL, as the
+ * walk up meets them (putting them in order in BPF would cost a second
+ * buffer); user space reverses them and puts the mount point of sb_dev
+ * (from /proc/self/mountinfo) in front.
+ */
+#define AMP_PATH_LEN	256		/* a power of 2 */
+#define AMP_PATH_DEPTH	32		/* dentries walked up, at most */
+#define AMP_PATH_ROOT	(1u << 0)	/* the walk reached the filesystem's root */
+#define AMP_PATH_DELETED (1u << 1)	/* already unlinked when first seen */
+
+struct amp_file_path {
+	__u32 sb_dev;		/* the superblock's s_dev: what mountinfo lists */
+	__u16 len;		/* bytes of rev[] in use */
+	__u8 flags;		/* AMP_PATH_* */
+	__u8 depth;		/* names in rev[] */
+	char rev[AMP_PATH_LEN];
+};
+
 /* Losses and counters, one per CPU; the loader sums them. */
 struct amp_stats {
 	__u64 entries_opened;

@@ -200,6 +200,9 @@ static int configure(struct tracer *t)
 	skel->rodata->settle_slot_mask = t->nr_slots - 1;
 	bpf_map__set_max_entries(skel->maps.page_owners, o->max_pages);
 	bpf_map__set_max_entries(skel->maps.files, o->max_files);
+	/* Paths of as many, up to 64 Ki (21 MiB): a file past those keeps its
+	 * basename where no process has it open. */
+	bpf_map__set_max_entries(skel->maps.file_paths, o->max_files < 65536 ? o->max_files : 65536);
 	bpf_map__set_max_entries(skel->maps.events, o->ringbuf_kb * 1024);
 	skel->rodata->ringbuf_quarter = o->ringbuf_kb * 1024 / 4;
 
@@ -848,7 +851,7 @@ int trace_run(const struct trace_opts *o)
 		goto cleanup;
 	err = -1;
 	take_baseline(&t);
-	paths_use_files_map(bpf_map__fd(t.skel->maps.files));
+	paths_use_maps(bpf_map__fd(t.skel->maps.files), bpf_map__fd(t.skel->maps.file_paths));
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
