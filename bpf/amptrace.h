@@ -64,7 +64,8 @@ enum amp_page_kind {
 struct amp_page_run {
 	__u64 ino;
 	__u64 index;		/* page index of the folio's first page */
-	__u32 dev;		/* s_dev, kernel encoding (major << 20 | minor) */
+	__u32 dev;		/* the file's st_dev (inode_dev()), kernel encoding
+				 * (major << 20 | minor) */
 	__u16 npages;
 	__u8 kind;		/* enum amp_page_kind */
 	__u8 written;		/* 1 once its first device bytes were seen */
@@ -184,7 +185,8 @@ struct amp_dev_stats {
 	__u64 unwalked_bytes;	/* request bytes past the walk limit (in OTHER) */
 };
 
-/* Per dirtied file (dev, ino) of traced entries. */
+/* Per dirtied file (dev, ino) of traced entries: dev as stat() reports it
+ * (see inode_dev() in compat.bpf.h). */
 struct amp_file_key {
 	__u64 ino;
 	__u32 dev;
@@ -203,6 +205,28 @@ struct amp_file_stats {
 	__u64 folios_dirtied;
 	__u64 pages_dirtied;
 	__u64 dev_bytes;	/* device bytes of its folios, charged to entries */
+};
+
+/*
+ * Where a file lies within its filesystem, from the dentry chain when the
+ * kernel side first sees the file (once per file, beside its totals): a
+ * writer may have closed it by the time user space looks in
+ * /proc/PID/fd.  The names go leaf first, each ending in its NUL, as the
+ * walk up meets them (putting them in order in BPF would cost a second
+ * buffer); user space reverses them and puts the mount point of sb_dev
+ * (from /proc/self/mountinfo) in front.
+ */
+#define AMP_PATH_LEN	256		/* a power of 2 */
+#define AMP_PATH_DEPTH	32		/* dentries walked up, at most */
+#define AMP_PATH_ROOT	(1u << 0)	/* the walk reached the filesystem's root */
+#define AMP_PATH_DELETED (1u << 1)	/* already unlinked when first seen */
+
+struct amp_file_path {
+	__u32 sb_dev;		/* the superblock's s_dev: what mountinfo lists */
+	__u16 len;		/* bytes of rev[] in use */
+	__u8 flags;		/* AMP_PATH_* */
+	__u8 depth;		/* names in rev[] */
+	char rev[AMP_PATH_LEN];
 };
 
 /* Losses and counters, one per CPU; the loader sums them. */

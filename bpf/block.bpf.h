@@ -224,8 +224,10 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 	if (mapping)
 		host = BPF_CORE_READ(mapping, host);
 	if (host) {
+		struct super_block *sb = BPF_CORE_READ(host, i_sb);
+
 		sub = ((__u64)page - (__u64)folio) / bpf_core_type_size(struct page);
-		key.dev = BPF_CORE_READ(host, i_sb, s_dev);
+		key.dev = inode_dev(host, BPF_CORE_READ(sb, s_dev), BPF_CORE_READ(sb, s_magic));
 		key.ino = BPF_CORE_READ(host, i_ino);
 		key.index = folio_index(folio);
 		o = bpf_map_lookup_elem(&page_owners, &key);

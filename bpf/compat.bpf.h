@@ -168,6 +168,34 @@ static __always_inline struct gendisk *request_disk(struct request *rq)
 }
 
 /*
+ * The device a file is known by: the one stat() reports as st_dev, which
+ * is the superblock's s_dev everywhere but on btrfs.  There every
+ * subvolume (the top level too) is a tree with inode numbers of its own
+ * (inode 257 is in each of them) and an anonymous device of its own,
+ * root->anon_dev, which btrfs_getattr() reports; the superblock's s_dev
+ * is yet another anonymous device that stat() never shows (only
+ * /proc/self/mountinfo does).  Keyed by the subvolume's device, files of
+ * two subvolumes never share a key, and user space matches a file by a
+ * plain stat() (paths, explain, the loader's own output) with no mount
+ * table.  A root without one (the tree root, whose btree inode holds the
+ * metadata pages) keeps s_dev.  Read as s_magic only elsewhere: the cost
+ * on other filesystems is that one load.
+ */
+static __always_inline __u32 inode_dev(struct inode *inode, __u32 s_dev, unsigned long s_magic)
+{
+	if (bpf_core_field_exists(struct btrfs_root, anon_dev) &&
+	    s_magic == AMP_BTRFS_SUPER_MAGIC) {
+		struct btrfs_inode *bi = (void *)inode -
+					 bpf_core_field_offset(struct btrfs_inode, vfs_inode);
+		__u32 anon = BPF_CORE_READ(bi, root, anon_dev);
+
+		if (anon)
+			return anon;
+	}
+	return s_dev;
+}
+
+/*
  * Does this inode hold file data?  Regular files do, except btrfs's btree
  * inode (objectid 1), a regular-looking inode whose pages are metadata.
  */

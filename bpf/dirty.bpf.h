@@ -84,7 +84,7 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 	if (!host)
 		return 0;
 	sb = host->i_sb;
-	key.dev = sb->s_dev;
+	key.dev = inode_dev(host, sb->s_dev, sb->s_magic);
 	key.ino = host->i_ino;
 	key.index = index;
 	/* Any writer's folio on the traced disk: dirtied since the start.

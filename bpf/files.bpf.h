@@ -18,6 +18,53 @@ static __always_inline void inode_basename(struct inode *inode, char *buf, int l
 	bpf_probe_read_kernel_str(buf, len, BPF_CORE_READ(d, d_name.name));
 }
 
+/*
+ * Where the file lies in its filesystem: up the dentry chain from the
+ * inode's first name to the superblock's root, at most AMP_PATH_DEPTH
+ * names, into `file_paths` (struct amp_file_path).  Once per file, at its
+ * first sight; a path that does not fit, or a dentry cut off from the
+ * root, is kept without AMP_PATH_ROOT (user space shows ".../" in front).
+ */
+static __always_inline void file_path_record(const struct amp_file_key *fk, struct inode *inode)
+{
+	struct hlist_node *first = BPF_CORE_READ(inode, i_dentry.first);
+	struct super_block *sb = BPF_CORE_READ(inode, i_sb);
+	struct dentry *root = BPF_CORE_READ(sb, s_root), *d, *parent;
+	struct amp_path_scratch *s;
+	__u32 zero = 0, off = 0;
+
+	s = bpf_map_lookup_elem(&path_scratch, &zero);
+	if (!s || !first)
+		return;
+	d = (void *)first - bpf_core_field_offset(struct dentry, d_u.d_alias);
+	s->p.sb_dev = BPF_CORE_READ(sb, s_dev);
+	/* d_unhashed(): unlinked, as /proc says "(deleted)". */
+	s->p.flags = BPF_CORE_READ(d, d_hash.pprev) ? 0 : AMP_PATH_DELETED;
+	s->p.depth = 0;
+	for (int i = 0; i < AMP_PATH_DEPTH; i++) {
+		long n;
+
+		if (d == root) {
+			s->p.flags |= AMP_PATH_ROOT;
+			break;
+		}
+		parent = BPF_CORE_READ(d, d_parent);
+		if (parent == d || off >= AMP_PATH_LEN)
+			break;	/* disconnected, or full */
+		n = bpf_probe_read_kernel_str(&s->p.rev[off & (AMP_PATH_LEN - 1)], AMP_PATH_LEN,
+					      BPF_CORE_READ(d, d_name.name));
+		if (n <= 0 || off + n > AMP_PATH_LEN)
+			break;
+		off += n;
+		s->p.depth++;
+		d = parent;
+	}
+	if (d == root)	/* exactly AMP_PATH_DEPTH names deep */
+		s->p.flags |= AMP_PATH_ROOT;
+	s->p.len = off;
+	bpf_map_update_elem(&file_paths, fk, &s->p, BPF_NOEXIST);
+}
+
 /* The per-file totals of (dev, ino), created on first sight.  The loader
  * puts amptrace's own output files here beforehand, marked excluded: one
  * lookup both names a file and says whether to trace it. */
@@ -31,10 +78,13 @@ file_stats(struct amp_file_key *fk, struct inode *inode, __u32 tgid)
 		return fs;
 	if (inode)
 		inode_basename(inode, init.name, sizeof(init.name));
-	if (bpf_map_update_elem(&files, fk, &init, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(&files, fk)) {
-		STAT_INC(files_full);
-		return NULL;
+	if (bpf_map_update_elem(&files, fk, &init, BPF_NOEXIST)) {
+		if (!bpf_map_lookup_elem(&files, fk)) {
+			STAT_INC(files_full);
+			return NULL;
+		}
+	} else if (inode) {
+		file_path_record(fk, inode);	/* we added it: first sight */
 	}
 	return bpf_map_lookup_elem(&files, fk);
 }

@@ -169,6 +169,29 @@ struct {
 	__type(value, struct amp_file_stats);
 } files SEC(".maps");
 
+/* Where each file of `files` lies in its filesystem (one entry per file,
+ * sized like `files`). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct amp_file_key);
+	__type(value, struct amp_file_path);
+} file_paths SEC(".maps");
+
+/* Room to build one: a name may be read at any offset below
+ * AMP_PATH_LEN, AMP_PATH_LEN bytes long, so the buffer has twice that. */
+struct amp_path_scratch {
+	struct amp_file_path p;
+	char spill[AMP_PATH_LEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct amp_path_scratch);
+} path_scratch SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 64);

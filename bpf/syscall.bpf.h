@@ -72,10 +72,12 @@ static __always_inline int logging_syscall_enter(long nr, struct pt_regs *regs,
 
 	if (p.kind == AMP_SYS_WRITE) {
 		struct amp_file_key fk = {};
+		struct super_block *sb;
 
 		if (mode != AMP_S_IFREG)
 			return 0;
-		fk.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+		sb = BPF_CORE_READ(inode, i_sb);
+		fk.dev = inode_dev(inode, BPF_CORE_READ(sb, s_dev), BPF_CORE_READ(sb, s_magic));
 		fk.ino = BPF_CORE_READ(inode, i_ino);
 		t = thread_state(true);
 		if (!t)

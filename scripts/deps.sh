@@ -4,7 +4,8 @@
 set -euo pipefail
 
 build=(clang llvm make gcc pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev libjson-c-dev
-       libmicrohttpd-dev)   # the --metrics endpoint
+       libmicrohttpd-dev    # the --metrics endpoint
+       libmount-dev)        # mount points of the paths the kernel side records
 # Tests: filesystems, real loggers, capability tools, the checks' python,
 # chromium (headless screenshot of amptrace compare's HTML report).
 test=(xfsprogs btrfs-progs e2fsprogs rsyslog systemd util-linux libcap2-bin python3 chromium

@@ -51,10 +51,15 @@ row_ok() {
 }
 wait_for row_ok 40 || fail "no $writer row with 8 entries and non-zero rates: $(pane)"
 ok "writer's row: $(grep "$writer" "$AMP_TMP/screen")"
-grep -q '^synth-write.dat ' "$AMP_TMP/screen" || fail "no per-file row for synth-write.dat"
-grep -q '^synth-mmap.dat ' "$AMP_TMP/screen" || fail "no per-file row for synth-mmap.dat"
+# Files by their full paths, shown as top shows a long one: its end.
+for f in synth-write.dat synth-mmap.dat; do
+    p=$mnt/$f
+    ((${#p} <= 23)) || p=..${p: -21}
+    awk -v p="$p " 'index($0, p) == 1 { found = 1 } END { exit !found }' "$AMP_TMP/screen" ||
+        fail "no per-file row '$p' for $mnt/$f"
+done
 grep -q "^$LOOPNAME " "$AMP_TMP/screen" || fail "no device row for $LOOPNAME"
-ok "file rows: $(grep -c '^synth-' "$AMP_TMP/screen"), device row for $LOOPNAME"
+ok "file rows: $(grep -c 'synth-[a-z]*\.dat ' "$AMP_TMP/screen"), device row for $LOOPNAME"
 # Once the interval has passed, the row stays (totals) with zero rates.
 wait_for "pane | awk '\$2 == \"$writer\" && \$3 == 8 && \$4 == \"0\" {f=1} END {exit !f}'" 5 ||
     fail "row did not fall back to zero rates: $(pane)"

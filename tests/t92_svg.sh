@@ -40,18 +40,20 @@ if grep -nE '<script|<image|<img|<link|href=|url\(|@import' "$svg" "$html"; then
     fail "the picture refers to something outside itself"
 fi
 
-python3 - "$svg" <<'PY'
+python3 - "$svg" "$mnt" <<'PY'
 import sys
 import xml.etree.ElementTree as ET
 ns = {"s": "http://www.w3.org/2000/svg"}
 root = ET.parse(sys.argv[1]).getroot()
+# Bands are labelled by the files' full paths (the writer is gone by then).
+W, M = f"{sys.argv[2]}/synth-write.dat", f"{sys.argv[2]}/synth-mmap.dat"
 texts = [t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text")]
-for name in ("synth-write.dat", "synth-mmap.dat"):
+for name in (W, M):
     assert name in texts, f"no band labelled {name}: {texts}"
 bands = {}   # label -> (top, bottom) of its band rect, from the label just above it
 rects = [r for r in root.iter("{http://www.w3.org/2000/svg}rect")]
 for t in root.iter("{http://www.w3.org/2000/svg}text"):
-    if t.text in ("synth-write.dat", "synth-mmap.dat"):
+    if t.text in (W, M):
         y = float(t.get("y"))
         band = min((r for r in rects if r.get("fill") == "#f4f5f7" and float(r.get("y")) > y),
                    key=lambda r: float(r.get("y")))
@@ -61,7 +63,7 @@ marks = [(float(r.get("x")), float(r.get("y"))) for r in data]
 def in_band(name):
     top, bottom = bands[name]
     return sorted((x, y) for x, y in marks if top <= y < bottom)
-w, m = in_band("synth-write.dat"), in_band("synth-mmap.dat")
+w, m = in_band(W), in_band(M)
 # 12 entries: 12 two-page folios of synth-write.dat, 36 one-page folios of synth-mmap.dat,
 # plus one bar per entry in the device-bytes strip below.
 assert len(w) == 12 and len(m) == 36, f"marks: {len(w)} in synth-write.dat, {len(m)} in synth-mmap.dat"

@@ -863,6 +863,8 @@ static int open_files(struct explain_opts *opt, double *t_open)
 		if (r)
 			return xfile_error(x, r);
 		t_open[i] = now_s() - t0;
+		/* st_dev is what the trace has (on btrfs the subvolume's
+		 * device: inode_dev() in compat.bpf.h). */
 		if (stat(x->path, &st) == 0) {
 			x->dev_major = major(st.st_dev);
 			x->dev_minor = minor(st.st_dev);

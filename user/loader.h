@@ -94,14 +94,22 @@ int disk_read_counter(const char *name, struct disk_counter *c);
 static inline unsigned kdev_major(__u32 kdev) { return kdev >> 20; }
 static inline unsigned kdev_minor(__u32 kdev) { return kdev & 0xfffff; }
 
-/* devmap.c: the superblock and disk of a file, in the kernel's dev_t. */
+/* paths.c: (dev, ino) -> a path, looked up in /proc/PID of a writer, else
+ * the path the kernel side recorded. */
+const char *path_of(__u32 kdev, __u64 ino, __u32 pid);
+void paths_use_maps(int files_fd, int paths_fd);
+/* A struct amp_file_path as a path here (malloc'd), NULL if it holds none. */
+char *file_path_str(const struct amp_file_path *p);
+
+/* mounts.c: where rel (from the root of the filesystem on the superblock
+ * device sb_kdev) is in this mount namespace (malloc'd), NULL if that
+ * filesystem is not mounted here. */
+char *mount_path(__u32 sb_kdev, const char *rel);
+/* The superblock device of pid's fd, the disk under a superblock (kernel
+ * dev_t; 0 if unknown), and whether a disk is the one named (e.g. loop0). */
 __u32 fd_superblock_dev(int pid, int fd, dev_t st_dev);
 __u32 disk_of_dev(__u32 sb_dev);
-bool dev_on_disk(__u32 sb_dev, const char *disk);
-
-/* paths.c: (dev, ino) -> a path, looked up in /proc/PID of a writer. */
-const char *path_of(__u32 kdev, __u64 ino, __u32 pid);
-void paths_use_files_map(int fd);
+bool disk_is_named(__u32 disk, const char *name);
 
 /* Costs settled in user space (ledger.c), on top of the kernel's. */
 struct entry_costs {

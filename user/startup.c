@@ -67,8 +67,9 @@ struct amp_cachestat {
 #define SETTLE_POLL_MS 20
 
 struct page_ref {
-	__u32 kdev;
+	__u32 kdev;		/* the file's st_dev, as the kernel side keys it */
 	__u64 ino, index;
+	__u32 disk;		/* the disk under its superblock */
 };
 
 struct page_set {
@@ -248,7 +249,7 @@ static int for_each_target(const struct trace_opts *o, void (*fn)(void *, const 
 
 /* ------------------------------------------------------- dirty pages --- */
 
-static int page_set_add(struct page_set *s, __u32 kdev, __u64 ino, __u64 index)
+static int page_set_add(struct page_set *s, __u32 kdev, __u64 ino, __u64 index, __u32 disk)
 {
 	if (s->n == STARTUP_MAX_PAGES) {
 		s->truncated = true;
@@ -263,7 +264,7 @@ static int page_set_add(struct page_set *s, __u32 kdev, __u64 ino, __u64 index)
 		s->v = v;
 		s->cap = cap;
 	}
-	s->v[s->n++] = (struct page_ref){ kdev, ino, index };
+	s->v[s->n++] = (struct page_ref){ kdev, ino, index, disk };
 	return 0;
 }
 
@@ -280,7 +281,7 @@ static int cmp_page(const void *a, const void *b)
 
 /* Dirty pages of fd in [first, first + count): halve every range that
  * has some, down to single pages.  -1 once cachestat is known missing. */
-static int dirty_pages(int fd, __u64 first, __u64 count, __u32 kdev, __u64 ino,
+static int dirty_pages(int fd, __u64 first, __u64 count, const struct page_ref *file,
 		       struct page_set *out, long page)
 {
 	struct amp_cachestat_range r = { first * page, count * page };
@@ -291,10 +292,11 @@ static int dirty_pages(int fd, __u64 first, __u64 count, __u32 kdev, __u64 ino,
 	if (!cs.nr_dirty)
 		return 0;
 	if (count == 1)
-		return page_set_add(out, kdev, ino, first) && !out->truncated ? -1 : 0;
-	if (dirty_pages(fd, first, count / 2, kdev, ino, out, page) < 0)
+		return page_set_add(out, file->kdev, file->ino, first, file->disk) &&
+		       !out->truncated ? -1 : 0;
+	if (dirty_pages(fd, first, count / 2, file, out, page) < 0)
 		return -1;
-	return dirty_pages(fd, first + count / 2, count - count / 2, kdev, ino, out, page);
+	return dirty_pages(fd, first + count / 2, count - count / 2, file, out, page);
 }
 
 struct scan {
@@ -320,8 +322,8 @@ static void scan_pid(void *ctx, const char *pid)
 	if (!dp)
 		return;
 	while ((d = readdir(dp)) && !sc->no_cachestat && !sc->out->truncated) {
+		struct page_ref file;
 		struct stat st;
-		__u32 kdev;
 		bool seen = false;
 		int fd;
 
@@ -330,11 +332,14 @@ static void scan_pid(void *ctx, const char *pid)
 		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
 		if (stat(path, &st) || !S_ISREG(st.st_mode) || !st.st_size)
 			continue;
-		kdev = fd_superblock_dev(atoi(pid), atoi(d->d_name), st.st_dev);
-		if (dev && !dev_on_disk(kdev, dev))
+		/* Keyed as the kernel side keys pages (stat's device: on btrfs
+		 * the subvolume's); the disk is the superblock's. */
+		file = (struct page_ref){ .kdev = kdev_from_user(st.st_dev), .ino = st.st_ino,
+			.disk = disk_of_dev(fd_superblock_dev(atoi(pid), atoi(d->d_name), st.st_dev)) };
+		if (dev && !disk_is_named(file.disk, dev))
 			continue;
 		for (size_t i = 0; i < sc->nr_seen && !seen; i++)
-			seen = sc->seen[i].kdev == kdev && sc->seen[i].ino == st.st_ino;
+			seen = sc->seen[i].kdev == file.kdev && sc->seen[i].ino == file.ino;
 		if (seen)
 			continue;
 		if (sc->nr_seen == sc->cap_seen) {
@@ -346,14 +351,14 @@ static void scan_pid(void *ctx, const char *pid)
 			sc->seen = v;
 			sc->cap_seen = cap;
 		}
-		sc->seen[sc->nr_seen++] = (struct page_ref){ kdev, st.st_ino, 0 };
+		sc->seen[sc->nr_seen++] = file;
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOATIME);
 		if (fd < 0)
 			fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
-		if (dirty_pages(fd, 0, (st.st_size + page - 1) / page, kdev, st.st_ino,
-				sc->out, page) < 0 && !sc->out->truncated)
+		if (dirty_pages(fd, 0, (st.st_size + page - 1) / page, &file, sc->out, page) < 0 &&
+		    !sc->out->truncated)
 			sc->no_cachestat = true;
 		close(fd);
 	}
@@ -639,7 +644,7 @@ int startup_finish(struct startup *su, const struct startup_target *tg,
 			continue;
 		nr++;
 		if (!e.disk)
-			e.disk = disk_of_dev(p->kdev);
+			e.disk = p->disk;
 		if (e.nr_runs < AMP_SCATTER_MAX) {
 			struct amp_page_run *run = &e.runs[e.nr_runs++];
 

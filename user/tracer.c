@@ -201,6 +201,9 @@ static int configure(struct tracer *t)
 	skel->rodata->settle_slot_mask = t->nr_slots - 1;
 	bpf_map__set_max_entries(skel->maps.page_owners, o->max_pages);
 	bpf_map__set_max_entries(skel->maps.files, o->max_files);
+	/* Paths of as many, up to 64 Ki (21 MiB): a file past those keeps its
+	 * basename where no process has it open. */
+	bpf_map__set_max_entries(skel->maps.file_paths, o->max_files < 65536 ? o->max_files : 65536);
 	bpf_map__set_max_entries(skel->maps.events, o->ringbuf_kb * 1024);
 	skel->rodata->ringbuf_quarter = o->ringbuf_kb * 1024 / 4;
 
@@ -237,7 +240,8 @@ static int configure(struct tracer *t)
 	return 0;
 }
 
-/* Our own output file: in the files map beforehand, marked excluded. */
+/* Our own output file: in the files map beforehand, marked excluded (by
+ * its st_dev, the kernel side's dev: inode_dev() in compat.bpf.h). */
 static int exclude_file(struct tracer *t, int fd)
 {
 	struct amp_file_stats st_excluded = { .excluded = 1 };
@@ -896,7 +900,7 @@ int trace_run(const struct trace_opts *o)
 		goto cleanup;
 	err = -1;
 	take_baseline(&t);
-	paths_use_files_map(bpf_map__fd(t.skel->maps.files));
+	paths_use_maps(bpf_map__fd(t.skel->maps.files), bpf_map__fd(t.skel->maps.file_paths));
 	own_startup(&t);
 
 	signal(SIGINT, on_signal);
