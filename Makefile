@@ -16,6 +16,8 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -I
 	-Wall -Wno-unused-function
 
 BIN ?= amptrace
+# scripts/version.sh: git describe in a checkout, the VERSION file in a tarball.
+AMP_VERSION ?= $(shell scripts/version.sh)
 USER_SRCS := $(wildcard user/*.c)
 USER_OBJS := $(USER_SRCS:%.c=$(OUTPUT)/%.o)
 TEST_BINS := $(OUTPUT)/tests/synth_writer $(OUTPUT)/tests/append_writer $(OUTPUT)/tests/bench_writer
@@ -34,7 +36,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all clean deps test test-asan demo bench fuzz
+.PHONY: all clean deps test test-asan demo bench fuzz FORCE
 
 all: $(BIN) $(TEST_BINS)
 
@@ -52,6 +54,12 @@ $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(OUTPUT)/vmlinux.h | $(OUTPUT)
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $* > $@
+
+# Rewritten only when the version changes, so a build is not redone for it.
+$(OUTPUT)/version.h: FORCE | $(OUTPUT)
+	$(Q)v='#define AMP_VERSION "$(AMP_VERSION)"'; \
+		[ "$$(cat $@ 2>/dev/null)" = "$$v" ] || echo "$$v" >$@
+$(OUTPUT)/user/version.o: $(OUTPUT)/version.h
 
 $(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/amptrace.skel.h | $(OUTPUT)/user
 	$(call msg,CC,$@)

@@ -80,7 +80,10 @@ static void usage(FILE *f)
 		"  top       live view: per process, file and device rates\n"
 		"  explain   which journal objects and log fields each journald entry wrote\n"
 		"  compare   one logging workload on several loop filesystems, side by side\n"
-		"  help      this text; `amptrace COMMAND --help` for a command\n");
+		"  version   version, libbpf, and the kernel features amptrace uses\n"
+		"  help      this text; `amptrace COMMAND --help` for a command\n"
+		"\n"
+		"Manual: amptrace(8), amptrace-COMMAND(8).\n");
 }
 
 int main(int argc, char **argv)
@@ -101,6 +104,9 @@ int main(int argc, char **argv)
 		return cmd_explain(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "compare"))
 		return cmd_compare(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version") ||
+	    !strcmp(argv[1], "-V"))
+		return cmd_version();
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "-h")) {
 		usage(stdout);
