@@ -19,6 +19,8 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -I
 	-Wall -Wno-unused-function
 
 BIN ?= amptrace
+# scripts/version.sh: git describe in a checkout, the VERSION file in a tarball.
+AMP_VERSION ?= $(shell scripts/version.sh)
 USER_SRCS := $(wildcard user/*.c)
 USER_OBJS := $(USER_SRCS:%.c=$(OUTPUT)/%.o)
 TEST_BINS := $(OUTPUT)/tests/synth_writer $(OUTPUT)/tests/append_writer $(OUTPUT)/tests/bench_writer
@@ -37,7 +39,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all clean deps test test-asan demo bench fuzz
+.PHONY: all clean deps test test-asan demo bench fuzz FORCE install uninstall deb
 
 all: $(BIN) $(TEST_BINS)
 
@@ -56,17 +58,23 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $* > $@
 
+# Rewritten only when the version changes, so a build is not redone for it.
+$(OUTPUT)/version.h: FORCE | $(OUTPUT)
+	$(Q)v='#define AMP_VERSION "$(AMP_VERSION)"'; \
+		[ "$$(cat $@ 2>/dev/null)" = "$$v" ] || echo "$$v" >$@
+$(OUTPUT)/user/version.o: $(OUTPUT)/version.h
+
 $(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/amptrace.skel.h | $(OUTPUT)/user
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(BIN): $(USER_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUTPUT)/tests/%: tests/%.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@
 
 $(FUZZER): $(FUZZ_SRCS) user/journal_file.h | $(OUTPUT)/tests
 	$(call msg,FUZZ-CC,$@)
@@ -100,6 +108,58 @@ demo: deps all
 bench: all
 	scripts/deps.sh --bench
 	scripts/bench.sh $(BENCH_ARGS)
+
+# make install [PREFIX=/usr/local] [DESTDIR=]: what a host needs to run
+# amptrace, nothing of the tests.  `amptrace compare` finds its driver and
+# writer in PREFIX/lib/amptrace from the binary's own folder, so a binary
+# built once installs under any PREFIX.  /etc/default keeps a file it has
+# (edited by the admin); uninstall removes it only if unchanged.
+PREFIX ?= /usr/local
+SYSCONFDIR ?= /etc
+BINDIR := $(PREFIX)/bin
+PKGLIBDIR := $(PREFIX)/lib/amptrace
+MANDIR ?= $(PREFIX)/share/man
+DATADIR := $(PREFIX)/share/amptrace
+DOCDIR ?= $(PREFIX)/share/doc/amptrace
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+MANPAGES := $(wildcard man/*.8)
+EXAMPLES := dist/prometheus/prometheus-scrape.yml
+INSTALLED := $(BINDIR)/amptrace $(PKGLIBDIR)/amptrace-compare $(PKGLIBDIR)/append_writer \
+	$(MANPAGES:man/%=$(MANDIR)/man8/%) $(BASHCOMPDIR)/amptrace \
+	$(SYSTEMDUNITDIR)/amptrace-exporter.service $(DATADIR)/prometheus/amptrace.rules.yml \
+	$(EXAMPLES:dist/prometheus/%=$(DOCDIR)/examples/%)
+
+install: $(BIN) $(OUTPUT)/tests/append_writer
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGLIBDIR) $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(DATADIR)/prometheus \
+		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(SYSCONFDIR)/default
+	install -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/amptrace
+	install -m 0755 scripts/amptrace-compare $(OUTPUT)/tests/append_writer $(DESTDIR)$(PKGLIBDIR)/
+	install -m 0644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 dist/bash-completion/amptrace $(DESTDIR)$(BASHCOMPDIR)/amptrace
+	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		dist/systemd/amptrace-exporter.service.in >$(DESTDIR)$(SYSTEMDUNITDIR)/amptrace-exporter.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/amptrace-exporter.service
+	install -m 0644 dist/prometheus/amptrace.rules.yml $(DESTDIR)$(DATADIR)/prometheus/
+	install -m 0644 $(EXAMPLES) $(DESTDIR)$(DOCDIR)/examples/
+	[ -e $(DESTDIR)$(SYSCONFDIR)/default/amptrace-exporter ] || \
+		install -m 0644 dist/default/amptrace-exporter $(DESTDIR)$(SYSCONFDIR)/default/
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	if cmp -s dist/default/amptrace-exporter $(DESTDIR)$(SYSCONFDIR)/default/amptrace-exporter; then \
+		rm -f $(DESTDIR)$(SYSCONFDIR)/default/amptrace-exporter; \
+	elif [ -e $(DESTDIR)$(SYSCONFDIR)/default/amptrace-exporter ]; then \
+		echo "uninstall: $(DESTDIR)$(SYSCONFDIR)/default/amptrace-exporter was changed: kept"; fi
+	-rmdir $(DESTDIR)$(PKGLIBDIR) $(DESTDIR)$(DATADIR)/prometheus $(DESTDIR)$(DATADIR) \
+		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null
+
+# amptrace_VERSION_ARCH.deb in $(OUTPUT), built by dpkg-buildpackage from a
+# copy of this tree (scripts/debian), and checked by lintian.
+deb:
+	scripts/deps.sh --package
+	scripts/build-deb.sh $(OUTPUT)
 
 clean:
 	$(Q)rm -rf $(OUTPUT) build-asan amptrace

@@ -3,14 +3,17 @@
 # the targets of issue #7.  Root; makes and removes its own loop devices.
 #
 #   scripts/bench.sh [--quick] [--reps N] [--out DIR] [--only LIST]
-#                    [--no-bpftrace] [--profile]
+#                    [--no-bpftrace] [--profile] [--soak-min N]
 #
 #   --quick         smaller workloads, 3 repetitions, bpftrace only in the
 #                   per-program runs (~3-5 min, depending on the machine)
 #   --reps N        measured runs per workload and mode (default 5; --quick 3)
 #   --out DIR       results (default /tmp/amptrace-bench): report.txt, the
 #                   raw samples it is computed from, bench.log
-#   --only LIST     comma-separated phases: synth, loader, journald
+#   --only LIST     comma-separated phases: synth, loader, journald, soak
+#                   (default all; --quick: all but soak)
+#   --soak-min N    minutes of the soak (default 30); `--only soak
+#                   --soak-min 3` is a short check of it
 #   --no-bpftrace   skip the bpftrace side-by-side runs
 #   --profile       also `perf record -a -g` amptrace's per-program runs:
 #                   DIR/profile-*.txt (top symbols per process) and
@@ -27,6 +30,13 @@
 #   loader    a writer appending 100-byte lines, one write() each, at 10k/s
 #             and 100k/s: the amptrace process's CPU (utime+stime from
 #             /proc/PID/stat) and peak RSS (VmHWM), and the summary's losses;
+#   soak      the exporter (amptrace-exporter.service's options: trace -q
+#             --metrics --metrics-file) under an appender at SOAK_RATE
+#             (10000) lines/s for --soak-min minutes: its RSS, CPU, entries
+#             and losses every 10 s (DIR/soak.tsv); after a warm-up (a sixth
+#             of the run, at most 5 min) RSS must stay within 10 %, and at
+#             the end every line must be an entry, with no loss
+#             (scripts/bench/soak_report.py);
 #   journald  a standalone journald on a loop ext4 ingests J_N entries
 #             through the native socket, the syslog socket and a stdout
 #             stream: lines/s untraced, under `amptrace trace --preset
@@ -44,7 +54,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 HERE=$ROOT/scripts/bench
 BW=${BENCH_WRITER:-$ROOT/build/tests/bench_writer}
 
-quick=0 reps='' out=/tmp/amptrace-bench only=synth,loader,journald use_bt=1 profile=0
+quick=0 reps='' out=/tmp/amptrace-bench only='' use_bt=1 profile=0 soak_min=${SOAK_MIN:-30}
 while (($#)); do
     case $1 in
         --quick) quick=1 ;;
@@ -53,12 +63,15 @@ while (($#)); do
         --only) only=${2:?--only needs a list}; shift ;;
         --no-bpftrace) use_bt=0 ;;
         --profile) profile=1 ;;
+        --soak-min) soak_min=${2:?--soak-min needs minutes}; shift ;;
         -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) echo "bench: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
 done
 [[ -n $reps ]] || reps=$( ((quick)) && echo 3 || echo 5)
+[[ -n $only ]] || only=$( ((quick)) && echo synth,loader,journald || echo synth,loader,journald,soak)
+[[ $soak_min =~ ^[0-9]+$ ]] && ((soak_min >= 1)) || { echo "bench: --soak-min must be >= 1" >&2; exit 2; }
 [[ $reps =~ ^[0-9]+$ ]] && ((reps >= 3)) || { echo "bench: --reps must be >= 3" >&2; exit 2; }
 [[ $EUID -eq 0 ]] || { echo "bench: run as root (BPF, loop devices, journald)" >&2; exit 1; }
 for x in "$AMPTRACE" "$BW"; do
@@ -102,7 +115,7 @@ cp "$AMPTRACE" "$AMP_TMP/amptrace"; AMPTRACE=$AMP_TMP/amptrace
 cp "$BW" "$AMP_TMP/bench_writer"; BW=$AMP_TMP/bench_writer
 
 mkdir -p "$out"
-rm -f "$out"/{samples,losses,loader,stats}.tsv "$out"/report.txt "$out"/meta.env \
+rm -f "$out"/{samples,losses,loader,stats,soak}.tsv "$out"/soak.env "$out"/report.txt "$out"/meta.env \
     "$out"/perf-*.data "$out"/profile-*.txt
 : >"$out/samples.tsv"; : >"$out/losses.tsv"; : >"$out/loader.tsv"; : >"$out/stats.tsv"
 LOG=$out/bench.log
@@ -408,6 +421,80 @@ phase_loader() {
     stats_off
 }
 
+# ------------------------------------------------------------------- soak ---
+# The exporter as amptrace-exporter.service runs it, for soak_min minutes.
+# SIGTERM at the end, as systemctl stop sends; the textfile then holds the
+# final counters.
+SOAK_RATE=${SOAK_RATE:-10000}
+metric_sum() {   # NAME-REGEX FILE: the sum of the matching samples
+    awk -v re="^$1" '$0 ~ re { s += $NF } END { printf "%.0f\n", s }' "$2"
+}
+# Losses of measurement, as report.py counts drops: a full map or ring,
+# pages dirtied outside any entry, entries given up on.  pages_cancelled
+# (a folio re-dirtied or dropped before its write-out: the next dirtier
+# pays) is accounting, reported beside them.
+SOAK_DROPS='amptrace_losses_total[{]kind="(ringbuf_drops|pages_untracked|entries_timed_out|late_records|[a-z_]*_full)"'
+phase_soak() {
+    local prom=$AMP_TMP/soak.prom url t0 wpid rss ticks entries losses lines warm
+    # RSS grows while the ledger's first write-out window fills (a steady
+    # writer never leaves the disk idle 6 s, so up to its 60 s cap): a
+    # warm-up of 2 windows, or a sixth of a long run (at most 5 min), and
+    # never more than half the run.
+    warm=$((soak_min * 60 / 6)); ((warm >= 120)) || warm=120; ((warm <= 300)) || warm=300
+    ((warm <= soak_min * 30)) || warm=$((soak_min * 30))
+    rm -f "$SMNT"/rate.log
+    sync -f "$SMNT"; _wait_quiet "$SMNT" 2 15
+    say "soak: the exporter under ${SOAK_RATE} lines/s for $soak_min min (warm-up $warm s), a sample every 10 s"
+    "$AMPTRACE" trace -q --preset write -c bench_writer --dev "$SLOOP" \
+        --metrics 127.0.0.1:0 --metrics-file "$prom" >"$AMP_TMP/soak.out" 2>"$AMP_TMP/soak.err" </dev/null &
+    TPID=$!
+    at_exit _kill_wait "$TPID" amptrace
+    wait_for "grep -qs 'tracing (' '$AMP_TMP/soak.err' || ! _alive $TPID" 60 || true
+    _alive "$TPID" || { cat "$AMP_TMP/soak.err" >&2; say "soak: the exporter did not start"; TPID=''; return 1; }
+    url=$(sed -n 's/^amptrace: metrics at \(http:[^ ]*\)$/\1/p' "$AMP_TMP/soak.err")
+    "$BW" rate "$SMNT/rate.log" -r "$SOAK_RATE" -d $((soak_min * 60)) -l "$LINE" >"$AMP_TMP/soak.res" &
+    wpid=$!
+    at_exit _kill_wait "$wpid" bench_writer
+    t0=$SECONDS
+    printf 'seconds\trss_kb\tcpu_ticks\tentries\tdrops\n' >"$out/soak.tsv"
+    while :; do
+        rss=$(awk '/^VmRSS/ {print $2}' "/proc/$TPID/status")
+        ticks=$(ticks "$TPID")
+        curl -s "$url" >"$AMP_TMP/soak.scrape" || true
+        entries=$(metric_sum 'amptrace_entries_total[{].*comm="bench_writer"' "$AMP_TMP/soak.scrape")
+        losses=$(metric_sum "$SOAK_DROPS" "$AMP_TMP/soak.scrape")
+        printf '%s\t%s\t%s\t%s\t%s\n' $((SECONDS - t0)) "$rss" "$ticks" "$entries" "$losses" >>"$out/soak.tsv"
+        (((SECONDS - t0) % 300 < 10)) && say "  soak $((SECONDS - t0)) s: RSS $((rss / 1024)) MiB, entries $entries, drops $losses"
+        _alive "$wpid" || break
+        sleep 10 & wait $!
+    done
+    wait "$wpid" || { say "soak: bench_writer failed"; return 1; }
+    lines=$(kv lines "$(cat "$AMP_TMP/soak.res")")
+    # The last lines' bills close after write-back and 6 s of disk idle.
+    sync -f "$SMNT"
+    soak_entries() { curl -s "$url" >"$AMP_TMP/soak.scrape" || true
+                     metric_sum 'amptrace_entries_total[{].*comm="bench_writer"' "$AMP_TMP/soak.scrape"; }
+    wait_for '(( $(soak_entries) >= lines ))' 90 || true
+    kill -TERM "$TPID"
+    wait_for "! _alive $TPID" 180 || { say "soak: exporter still running 180 s after SIGTERM: killed"; kill -KILL "$TPID"; }
+    local rc=0; wait "$TPID" || rc=$?
+    TPID=''
+    cat >"$out/soak.env" <<ENV
+rate=$SOAK_RATE
+minutes=$soak_min
+warmup_s=$warm
+lines=$lines
+writer='$(cat "$AMP_TMP/soak.res")'
+exit_status=$rc
+final_entries=$(metric_sum 'amptrace_entries_total[{].*comm="bench_writer"' "$prom")
+final_drops=$(metric_sum "$SOAK_DROPS" "$prom")
+final_losses='$(awk '/^amptrace_losses_total/ && $NF != 0 { sub(/.*kind="/, ""); sub(/"} /, "="); printf "%s%s", sep, $0; sep = "," }' "$prom")'
+summary_losses='$(grep '^Losses:' "$AMP_TMP/soak.out")'
+clk_tck=$(getconf CLK_TCK)
+ENV
+    say "soak: done; $lines lines, exporter exit $rc, $(grep '^Losses:' "$AMP_TMP/soak.out")"
+}
+
 # --------------------------------------------------------------- journald ---
 JDIR=/var/log/journal
 
@@ -478,7 +565,7 @@ phase_journald() {
 # ------------------------------------------------------------------- main ---
 start=$SECONDS
 say "amptrace bench ($( ((quick)) && echo quick || echo full)): results in $out"
-if phase_on synth || phase_on loader; then
+if phase_on synth || phase_on loader || phase_on soak; then
     make_loopfs ext4 4096 "$SMNT"
     SLOOP=$LOOPNAME
     sync; _wait_quiet "$SMNT" 2 15
@@ -486,6 +573,14 @@ if phase_on synth || phase_on loader; then
     phase_on loader && phase_loader
 fi
 phase_on journald && phase_journald
+# Last: it fills the synthetic writer's disk with soak_min minutes of lines.
+phase_on soak && phase_soak
 echo "load_end='$(cut -d' ' -f1-3 /proc/loadavg)'" >>"$out/meta.env"
 echo "elapsed_s=$((SECONDS - start))" >>"$out/meta.env"
-python3 "$HERE/report.py" "$out" | tee "$out/report.txt"
+: >"$out/report.txt"
+if phase_on synth || phase_on loader || phase_on journald; then
+    python3 "$HERE/report.py" "$out" | tee "$out/report.txt"
+fi
+if phase_on soak; then
+    python3 "$HERE/soak_report.py" "$out" | tee -a "$out/report.txt"
+fi

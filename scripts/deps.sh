@@ -12,14 +12,21 @@ test=(xfsprogs btrfs-progs e2fsprogs rsyslog systemd util-linux libcap2-bin pyth
       qemu-system-x86 busybox-static   # t95, t96: 6.1 and 5.15 kernels under qemu
       kmod xz-utils zstd               # t97: depmod, modules for a Debian 13 guest
       tmux prometheus curl             # t90 top in a terminal; t93 promtool and a real scrape
-      libclang-rt-14-dev)              # t72: libFuzzer runtime for the journal reader
+      libclang-rt-14-dev               # t72: libFuzzer runtime for the journal reader
+      strace groff-base man-db         # t11 --version makes no BPF call; t12 man pages
+      bash-completion debootstrap      # t13 install; t97 the .deb in a Debian 12 chroot
+      systemd-container)               # t98 the exporter unit under systemd (nspawn)
+# `make deb` (`scripts/deps.sh --package`) and its test t97: Debian's
+# packaging tools.
+package=(debhelper dpkg-dev fakeroot lintian)
 
 # Benchmarks only (`scripts/deps.sh --bench`, run by `make bench`): the
 # bpftrace side-by-side comparison, perf for `bench.sh --profile`.
 # Not installed for CI.
 bench=(bpftrace linux-perf)
-wanted=("${build[@]}" "${test[@]}")
+wanted=("${build[@]}" "${test[@]}" "${package[@]}")
 [[ ${1:-} == --bench ]] && wanted+=("${bench[@]}")
+[[ ${1:-} == --package ]] && wanted=("${build[@]}" "${package[@]}")
 
 missing=()
 for p in "${wanted[@]}"; do

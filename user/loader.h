@@ -54,6 +54,9 @@ extern const char *amp_prog;
 extern int amp_errors;	/* one-line errors printed so far */
 void amp_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* version.c: `amptrace --version` (no BPF program is loaded for it) */
+int cmd_version(void);
+
 /* explain.c: `amptrace explain` (journal objects and fields per entry) */
 int cmd_explain(int argc, char **argv);
 
@@ -71,6 +74,8 @@ int trace_run(const struct trace_opts *opts);
 int preflight_check(const char *btf_path);
 bool kernel_has_tracepoint(const char *tp);
 bool kernel_has_enum_value(const char *enum_name, const char *value);
+struct btf;
+struct btf *kernel_btf(void);	/* vmlinux BTF, parsed once; NULL if absent */
 void kernel_btf_release(void);
 
 /* presets.c */

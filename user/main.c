@@ -37,11 +37,14 @@ static int cmd_trace(int argc, char **argv, enum amp_mode mode)
 	return trace_run(&opts) ? 1 : 0;
 }
 
-/* `amptrace compare ...`: exec scripts/amptrace-compare from the folder of
- * this binary, telling it which amptrace to run (AMPTRACE). */
+/* `amptrace compare ...`: exec the Python driver, telling it which amptrace
+ * to run (AMPTRACE).  It is found from this binary's folder: in a build
+ * tree scripts/amptrace-compare, once installed (make install, the .deb)
+ * ../lib/amptrace/amptrace-compare, so any PREFIX works without a rebuild. */
 static int cmd_compare(int argc, char **argv)
 {
-	char exe[PATH_MAX], script[PATH_MAX + 32];
+	static const char *const where[] = { "scripts", "../lib/amptrace" };
+	char exe[PATH_MAX], script[PATH_MAX + 64];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	char *slash;
 
@@ -53,10 +56,14 @@ static int cmd_compare(int argc, char **argv)
 	setenv("AMPTRACE", exe, 1);
 	slash = strrchr(exe, '/');
 	*slash = '\0';
-	snprintf(script, sizeof(script), "%s/scripts/amptrace-compare", exe);
+	for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
+		snprintf(script, sizeof(script), "%s/%s/amptrace-compare", exe, where[i]);
+		if (!access(script, X_OK))
+			break;
+	}
 	if (access(script, X_OK)) {
-		amp_err("compare: %s: %s (it ships next to the amptrace binary)",
-			script, strerror(errno));
+		amp_err("compare: no amptrace-compare in %s/scripts or %s/../lib/amptrace "
+			"(it ships with the amptrace binary)", exe, exe);
 		return 1;
 	}
 	argv[0] = script;
@@ -80,7 +87,10 @@ static void usage(FILE *f)
 		"  top       live view: per process, file and device rates\n"
 		"  explain   which journal objects and log fields each journald entry wrote\n"
 		"  compare   one logging workload on several loop filesystems, side by side\n"
-		"  help      this text; `amptrace COMMAND --help` for a command\n");
+		"  version   version, libbpf, and the kernel features amptrace uses\n"
+		"  help      this text; `amptrace COMMAND --help` for a command\n"
+		"\n"
+		"Manual: amptrace(8), amptrace-COMMAND(8).\n");
 }
 
 int main(int argc, char **argv)
@@ -101,6 +111,9 @@ int main(int argc, char **argv)
 		return cmd_explain(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "compare"))
 		return cmd_compare(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version") ||
+	    !strcmp(argv[1], "-V"))
+		return cmd_version();
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "-h")) {
 		usage(stdout);

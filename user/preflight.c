@@ -36,7 +36,7 @@ static int effective_caps(unsigned long long *caps)
  * tracepoints.  Released once the programs are loaded. */
 static struct btf *vmlinux;
 
-static struct btf *vmlinux_btf(void)
+struct btf *kernel_btf(void)
 {
 	if (!vmlinux)
 		vmlinux = btf__load_vmlinux_btf();
@@ -56,7 +56,7 @@ void kernel_btf_release(void)
  */
 bool kernel_has_tracepoint(const char *tp)
 {
-	struct btf *kernel = vmlinux_btf(), *mod;
+	struct btf *kernel = kernel_btf(), *mod;
 	char name[128], path[300];
 	struct dirent *d;
 	bool found;
