@@ -90,7 +90,7 @@ bool kernel_has_tracepoint(const char *tp)
  */
 bool kernel_has_enum_value(const char *enum_name, const char *value)
 {
-	struct btf *kernel = vmlinux_btf();
+	struct btf *kernel = kernel_btf();
 	const struct btf_type *t;
 	const struct btf_enum *v;
 	int id;
