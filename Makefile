@@ -123,12 +123,12 @@ DATADIR := $(PREFIX)/share/amptrace
 DOCDIR ?= $(PREFIX)/share/doc/amptrace
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
-MANPAGES := $(wildcard man/*.8)
-EXAMPLES := dist/prometheus/prometheus-scrape.yml
+MANPAGES := $(wildcard scripts/man/*.8)
+EXAMPLES := scripts/dist/prometheus/prometheus-scrape.yml
 INSTALLED := $(BINDIR)/amptrace $(PKGLIBDIR)/amptrace-compare $(PKGLIBDIR)/append_writer \
-	$(MANPAGES:man/%=$(MANDIR)/man8/%) $(BASHCOMPDIR)/amptrace \
+	$(MANPAGES:scripts/man/%=$(MANDIR)/man8/%) $(BASHCOMPDIR)/amptrace \
 	$(SYSTEMDUNITDIR)/amptrace-exporter.service $(DATADIR)/prometheus/amptrace.rules.yml \
-	$(EXAMPLES:dist/prometheus/%=$(DOCDIR)/examples/%)
+	$(EXAMPLES:scripts/dist/prometheus/%=$(DOCDIR)/examples/%)
 
 install: $(BIN) $(OUTPUT)/tests/append_writer
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGLIBDIR) $(DESTDIR)$(MANDIR)/man8 \
@@ -137,18 +137,18 @@ install: $(BIN) $(OUTPUT)/tests/append_writer
 	install -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/amptrace
 	install -m 0755 scripts/amptrace-compare $(OUTPUT)/tests/append_writer $(DESTDIR)$(PKGLIBDIR)/
 	install -m 0644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man8/
-	install -m 0644 dist/bash-completion/amptrace $(DESTDIR)$(BASHCOMPDIR)/amptrace
+	install -m 0644 scripts/dist/bash-completion/amptrace $(DESTDIR)$(BASHCOMPDIR)/amptrace
 	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
-		dist/systemd/amptrace-exporter.service.in >$(DESTDIR)$(SYSTEMDUNITDIR)/amptrace-exporter.service
+		scripts/dist/systemd/amptrace-exporter.service.in >$(DESTDIR)$(SYSTEMDUNITDIR)/amptrace-exporter.service
 	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/amptrace-exporter.service
-	install -m 0644 dist/prometheus/amptrace.rules.yml $(DESTDIR)$(DATADIR)/prometheus/
+	install -m 0644 scripts/dist/prometheus/amptrace.rules.yml $(DESTDIR)$(DATADIR)/prometheus/
 	install -m 0644 $(EXAMPLES) $(DESTDIR)$(DOCDIR)/examples/
 	[ -e $(DESTDIR)$(SYSCONFDIR)/default/amptrace-exporter ] || \
-		install -m 0644 dist/default/amptrace-exporter $(DESTDIR)$(SYSCONFDIR)/default/
+		install -m 0644 scripts/dist/default/amptrace-exporter $(DESTDIR)$(SYSCONFDIR)/default/
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
-	if cmp -s dist/default/amptrace-exporter $(DESTDIR)$(SYSCONFDIR)/default/amptrace-exporter; then \
+	if cmp -s scripts/dist/default/amptrace-exporter $(DESTDIR)$(SYSCONFDIR)/default/amptrace-exporter; then \
 		rm -f $(DESTDIR)$(SYSCONFDIR)/default/amptrace-exporter; \
 	elif [ -e $(DESTDIR)$(SYSCONFDIR)/default/amptrace-exporter ]; then \
 		echo "uninstall: $(DESTDIR)$(SYSCONFDIR)/default/amptrace-exporter was changed: kept"; fi

@@ -14,7 +14,7 @@ test=(xfsprogs btrfs-progs e2fsprogs rsyslog systemd util-linux libcap2-bin pyth
       tmux prometheus curl             # t90 top in a terminal; t93 promtool and a real scrape
       libclang-rt-14-dev               # t72: libFuzzer runtime for the journal reader
       strace groff-base man-db         # t11 --version makes no BPF call; t12 man pages
-      bash-completion debootstrap      # t13 install; t97 the .deb in a Debian 12 chroot
+      bash-completion debootstrap      # t13 install; t99 the .deb in a Debian 12 chroot
       systemd-container)               # t98 the exporter unit under systemd (nspawn)
 # `make deb` (`scripts/deps.sh --package`) and its test t97: Debian's
 # packaging tools.

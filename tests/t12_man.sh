@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The man pages (man/*.8), the reference once installed:
+# The man pages (scripts/man/*.8), the reference once installed:
 #  1. groff -ww and man --warnings render each without a warning;
 #  2. each command's page lists exactly the options of its --help (every
 #     option of --help is in the page's OPTIONS, and every option the page
@@ -12,7 +12,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 command -v groff >/dev/null || skip "groff not installed (Debian package groff-base)"
 command -v man >/dev/null || skip "man not installed (Debian package man-db)"
-man=$AMP_ROOT/man
+man=$AMP_ROOT/scripts/man
 
 for page in "$man"/*.8; do
     groff -ww -z -man "$page" 2>"$AMP_TMP/groff.err"

@@ -17,7 +17,7 @@ D=$AMP_TMP/dest
 make -C "$AMP_ROOT" -s install DESTDIR="$D" PREFIX=/usr/local >"$AMP_TMP/install.log" 2>&1 ||
     fail "make install: $(tail -5 "$AMP_TMP/install.log")"
 (cd "$D" && find . -type f | sort) >"$AMP_TMP/files"
-pages=$(cd "$AMP_ROOT/man" && ls *.8 | sed 's|^|./usr/local/share/man/man8/|')
+pages=$(cd "$AMP_ROOT/scripts/man" && ls *.8 | sed 's|^|./usr/local/share/man/man8/|')
 sort >"$AMP_TMP/want" <<LIST
 ./etc/default/amptrace-exporter
 ./usr/local/bin/amptrace

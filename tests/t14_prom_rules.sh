@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Prometheus rules shipped for the exporter (dist/prometheus/
+# The Prometheus rules shipped for the exporter (scripts/dist/prometheus/
 # amptrace.rules.yml), with promtool:
 #  1. `promtool check rules` passes, and every metric they read is one that
 #     user/metrics.c exports;
@@ -16,7 +16,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 command -v promtool >/dev/null || skip "promtool not installed (Debian package prometheus)"
-rules=$AMP_ROOT/dist/prometheus/amptrace.rules.yml
+rules=$AMP_ROOT/scripts/dist/prometheus/amptrace.rules.yml
 
 promtool check rules "$rules" || fail "promtool check rules rejected $rules"
 ok "promtool check rules passes"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The exporter service's command line, run with exactly the capabilities its
-# unit keeps (CapabilityBoundingSet of dist/systemd/amptrace-exporter.service.in,
+# unit keeps (CapabilityBoundingSet of scripts/dist/systemd/amptrace-exporter.service.in,
 # everything else dropped with capsh, as root's uid like the unit):
 #  1. the unit's default arguments equal the defaults file's;
 #  2. it starts on the syscall tracepoints (tracefs readable without
@@ -14,8 +14,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
 command -v capsh >/dev/null || skip "capsh not installed (libcap2-bin)"
-unit=$AMP_ROOT/dist/systemd/amptrace-exporter.service.in
-defaults=$AMP_ROOT/dist/default/amptrace-exporter
+unit=$AMP_ROOT/scripts/dist/systemd/amptrace-exporter.service.in
+defaults=$AMP_ROOT/scripts/dist/default/amptrace-exporter
 
 args=$(set +u; . "$defaults"; echo "$AMPTRACE_EXPORTER_ARGS")
 [[ $(sed -n 's/^Environment="AMPTRACE_EXPORTER_ARGS=\(.*\)"$/\1/p' "$unit") == "$args" ]] ||
