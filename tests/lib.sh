@@ -444,6 +444,9 @@ TRACE_OUT='' TRACER_PID=''
 # lines in $TRACE_OUT.  Returns once its programs are attached.
 start_tracer() {
     TRACE_OUT=$AMP_TMP/trace.json
+    # Empty it here: the child's own 2> truncates only after the fork, and
+    # a previous tracer's "tracing (" line would end the wait below at once.
+    : >"$AMP_TMP/tracer.err"
     "$AMPTRACE" trace -j -o "$TRACE_OUT" "$@" 2>"$AMP_TMP/tracer.err" &
     TRACER_PID=$!
     at_exit _kill_wait "$TRACER_PID" amptrace
