@@ -8,7 +8,7 @@
 #                      cleanup still runs under set -e
 #   SELFTEST_STRACE=1  strace rsyslogd while it writes the 3 lines
 #
-# Part 1: ext4 loop fs on /var/log/journal, standalone journald, ONE native
+# Part 1: ext4 loop fs on journald's /var/log/journal (AMP_JOURNALD), standalone journald, ONE native
 # entry, device bytes written over WAIT_S.  journald writes only via mmap,
 # so nothing reaches the device until writeback (dirty_expire ~30 s); we
 # print a 5 s timeline, then what a final sync adds.
@@ -21,7 +21,8 @@ need_root
 WAIT=${1:-40}
 
 t0=$SECONDS
-make_loopfs ext4 1024 /var/log/journal
+use_journald
+make_loopfs ext4 1024 "$JOURNAL_DIR"
 if [[ ${SELFTEST_FAIL:-} == 1 ]]; then
     echo "SELFTEST_FAIL=1: failing now; the trap must still clean up"
     false
@@ -42,7 +43,7 @@ sync
 echo "journald 1 entry, ${WAIT}s: written_bytes=$((w1 - w0)) write_ios=$((i1 - i0))" \
      "(final sync added $(($(devstat_written_bytes "$LOOPNAME") - w1)) bytes)"
 # Read back only after measuring (reading may dirty atime).
-journalctl --file "$jfile" AMP_SELFTEST=1 -o cat --no-pager | grep -qx 'lib_selftest: one native entry' ||
+journald_run journalctl --file "$(journal_path "$jfile")" AMP_SELFTEST=1 -o cat --no-pager | grep -qx 'lib_selftest: one native entry' ||
     { echo "FAIL: entry not found in $jfile"; exit 1; }
 echo "journald entry found in $jfile"
 

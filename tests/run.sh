@@ -2,6 +2,8 @@
 # Run every tests/t*.sh (or those named), one log each, and end with the
 # line CI reads: "N passed, N failed, N skipped".  Exit 77 from a test is a skip.
 # A test may be named by path, file name or prefix: tests/t20_synth_pages.sh, t20.
+# A prefix names the first match in C order: t30 is t30_journald.sh, not its
+# variant t30_journald_257.sh (the locale's order may put that first).
 set -uo pipefail
 cd "$(dirname "$0")"
 logdir=${AMP_TEST_LOGS:-/tmp/amptrace-test-logs}
@@ -11,7 +13,7 @@ tests=("$@")
 ((${#tests[@]})) || tests=(t*.sh)
 for t in "${tests[@]}"; do
     t=${t##*/}
-    if [[ ! -f $t ]] && match=$(compgen -G "${t%.sh}*.sh"); then
+    if [[ ! -f $t ]] && match=$(compgen -G "${t%.sh}*.sh" | LC_ALL=C sort) && [[ -n $match ]]; then
         t=${match%%$'\n'*}
     fi
     name=$(basename "$t" .sh)

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Real journald 252 on a loop ext4: one native entry is one entry with its
-# datagram size, >= 5 scattered pages of the .journal file, and device bytes
-# of the order DESIGN.md measured without a tracer.
+# Real journald (AMP_JOURNALD: 252, the default, or 257) on a loop ext4:
+# one native entry is one entry with its datagram size, >= 5 scattered
+# pages of the .journal file, and device bytes of the order DESIGN.md
+# measured without a tracer.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
-[[ -x /lib/systemd/systemd-journald ]] || skip "no /lib/systemd/systemd-journald"
 
-make_loopfs ext4 1024 /var/log/journal
+use_journald
+make_loopfs ext4 1024 "$JOURNAL_DIR"
 start_journald
 journal=$(journald_file)
 ino=$(stat -c %i "$journal")

@@ -5,10 +5,13 @@
 #  (b) >= 90% of the device bytes are charged to an entry, by cause or by
 #      window, when only traced writers touch the filesystem;
 #  (c) ext4 has a non-zero fs-journal class, ext4 without journal zero.
-# FSLIST overrides the filesystems, e.g. FSLIST="ext4 xfs".
+# FSLIST overrides the filesystems, e.g. FSLIST="ext4 xfs"; T35_WRITERS the
+# writers ("synth journald"); AMP_JOURNALD which journald (252 or 257).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
+writers=" ${T35_WRITERS:-synth journald} "
+[[ $writers != *" journald "* ]] || use_journald
 
 check() {   # FS WHAT TRACE
     python3 - "$@" "$LOOPNAME" <<'PY'
@@ -45,19 +48,22 @@ PY
 for fs in ${FSLIST:-ext4 ext4nj xfs btrfs}; do
     size=512
     # --- synthetic writer on its own filesystem
-    mnt=$AMP_TMP/mnt-$fs
-    make_loopfs "$fs" "$size" "$mnt"
-    start_tracer -c synth_writer --dev "$LOOPNAME"
-    "$SYNTH_WRITER" -n 8 -w 2 -m 3 "$mnt" | cat >/dev/null
-    sync
-    stop_tracer
-    check "$fs" synth "$TRACE_OUT"
-    _umount_robust "$mnt"
+    if [[ $writers == *" synth "* ]]; then
+        mnt=$AMP_TMP/mnt-$fs
+        make_loopfs "$fs" "$size" "$mnt"
+        start_tracer -c synth_writer --dev "$LOOPNAME"
+        "$SYNTH_WRITER" -n 8 -w 2 -m 3 "$mnt" | cat >/dev/null
+        sync
+        stop_tracer
+        check "$fs" synth "$TRACE_OUT"
+        _umount_robust "$mnt"
+    fi
+    [[ $writers == *" journald "* ]] || continue
 
-    # --- journald with /var/log/journal on its own filesystem
+    # --- journald with its /var/log/journal on its own filesystem
     # Traced from its start: pages journald dirties before a tracer looks
     # (kernel messages it stores, say) would be written as "other".
-    make_loopfs "$fs" "$size" /var/log/journal
+    make_loopfs "$fs" "$size" "$JOURNAL_DIR"
     start_tracer -c systemd-journal --dev "$LOOPNAME"
     start_journald
     for i in 1 2 3; do send_journal_entry "fs overhead $fs $i" SEQ="$i"; sleep 0.3; done
@@ -66,5 +72,5 @@ for fs in ${FSLIST:-ext4 ext4nj xfs btrfs}; do
     stop_tracer
     check "$fs" journald "$TRACE_OUT"
     _kill_wait "$JOURNALD_PID" journald
-    _umount_robust /var/log/journal
+    _umount_robust "$JOURNAL_DIR"
 done

@@ -49,7 +49,8 @@ sync
 stop_tracer
 sums "$TRACE_OUT" overlap
 
-make_loopfs ext4 512 /var/log/journal
+use_journald
+make_loopfs ext4 512 "$JOURNAL_DIR"
 start_journald
 start_tracer -c systemd-journal --dev "$LOOPNAME"
 for i in 1 2 3; do send_journal_entry "outlive $i"; done

@@ -7,7 +7,8 @@ set -euo pipefail
 need_root
 
 # --- journald killed and restarted mid-trace
-make_loopfs ext4 512 /var/log/journal
+use_journald
+make_loopfs ext4 512 "$JOURNAL_DIR"
 start_journald
 first=$JOURNALD_PID
 start_tracer -c systemd-journal --dev "$LOOPNAME"

@@ -6,13 +6,14 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
 
-make_loopfs ext4 512 /var/log/journal
+use_journald
+make_loopfs ext4 512 "$JOURNAL_DIR"
 start_journald
 old_ino=$(stat -c %i "$(journald_file)")
 start_tracer -c systemd-journal --dev "$LOOPNAME"
 send_journal_entry "before rotation"
 sleep 0.5
-journalctl --rotate >/dev/null 2>&1 || fail "journalctl --rotate failed"
+journald_run journalctl --rotate >/dev/null 2>&1 || fail "journalctl --rotate failed"
 wait_for "[[ \$(stat -c %i $(journald_file)) != $old_ino ]]" 10 || fail "journal did not rotate"
 new_ino=$(stat -c %i "$(journald_file)")
 send_journal_entry "after rotation"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# amptrace explain on a real trace of the real journald 252, both layouts.
+# amptrace explain on a real trace of the real journald (AMP_JOURNALD: 252,
+# the default, or 257), both layouts.
 # Eight known entries: AMPX_SEQ new each time, AMPX_CONST the same each time.
 # For a known entry in the middle (the 5th):
 #  - explain matches it to exactly the traced recvmsg of its datagram;
@@ -9,14 +10,16 @@
 #  - its ENTRY object and its new DATA objects (MESSAGE, AMPX_SEQ) lie on
 #    pages it was charged for, or on pages explain says were already dirty;
 #    AMPX_SEQ is a new value, AMPX_CONST a repeated one, at the reader's
-#    offsets.
+#    offsets;
+#  - every byte its append changed in the file (copies before and after)
+#    lies inside a write explain lists on its pages: the write model
+#    against what journald really stored.
 # Over all entries: every dirtied journal page holds a modelled write; the
 # per-field table sums to the trace's pages and device bytes; no value
 # printed without --show-values.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
-[[ -x /lib/systemd/systemd-journald ]] || skip "no /lib/systemd/systemd-journald"
 
 if [[ -z ${T71_LAYOUT:-} ]]; then
     for layout in compact regular; do
@@ -33,7 +36,8 @@ case $T71_LAYOUT in
     compact) export SYSTEMD_JOURNAL_COMPACT=1 SYSTEMD_JOURNAL_KEYED_HASH=1 ;;
     regular) export SYSTEMD_JOURNAL_COMPACT=0 SYSTEMD_JOURNAL_KEYED_HASH=0 ;;
 esac
-make_loopfs ext4 256 /var/log/journal
+use_journald
+make_loopfs ext4 256 "$JOURNAL_DIR"
 start_journald
 unset SYSTEMD_JOURNAL_COMPACT SYSTEMD_JOURNAL_KEYED_HASH
 jf=$(journald_file)
@@ -43,9 +47,11 @@ start_tracer -c systemd-journal --dev "$LOOPNAME"
 for i in $(seq 1 8); do
     # Write back first, so the known 5th entry's append finds its pages
     # clean and is charged for each of them (else the first dirtier pays).
-    ((i != 5)) || { sync; sleep 0.5; }
+    # Its bytes as journald stored them: copies just before and after.
+    ((i != 5)) || { sync; sleep 0.5; cp --sparse=always "$jf" "$AMP_TMP/before5.journal"; }
     send_journal_entry "explain test $marker $i" "AMPX_SEQ=$i" "AMPX_CONST=same$marker"
     sleep 0.3
+    ((i != 5)) || cp --sparse=always "$jf" "$AMP_TMP/after5.journal"
 done
 dgram=$(printf '%s\n' "MESSAGE=explain test $marker 5" AMPX_SEQ=5 "AMPX_CONST=same$marker" \
     PRIORITY=6 "SYSLOG_IDENTIFIER=$AMP_TAG" | wc -c)
@@ -146,6 +152,39 @@ for what, off in [("ENTRY", known["offset"]), ("MESSAGE", fields["MESSAGE"]["dat
         if not o or not any(w["what"] in ("new ENTRY", "new DATA") for w in o["writes"]):
             fail(f"{what} @{off}: page {pg} does not show it written")
 ok("its ENTRY and new DATA objects lie on pages it was charged for or that were already dirty")
+
+# Ground truth for the write model: every byte journald really changed in
+# the known append lies on a page charged to it (or already dirty) and, on
+# a charged page, inside a write explain lists there.  (A byte diff cannot
+# see stores of unchanged values, so the converse is not checked.)
+old = open(f"{tmp}/before5.journal", "rb").read()
+new = open(f"{tmp}/after5.journal", "rb").read()
+old += bytes(max(0, len(new) - len(old)))       # growth: fallocated zeros
+n_old, n_new = (int.from_bytes(b[152:160], "little") for b in (old, new))
+if n_new != n_old + 1:
+    fail(f"journald appended {n_new - n_old} entries around the known one, not 1")
+writes = {p["page"]: [(w["offset"], w["offset"] + w["len"]) for o in p["objects"]
+                      for w in o["writes"]] for p in pages}
+changed, bad = 0, []
+for pg in range(len(new) // ps + 1):
+    a, b = pg * ps, min(len(new), (pg + 1) * ps)
+    if old[a:b] == new[a:b]:
+        continue
+    if pg not in charged | free:
+        fail(f"page {pg} changed, but is neither charged to the entry nor already dirty")
+    for i in (i for i in range(a, b) if old[i] != new[i]):
+        changed += 1
+        if pg in charged and not any(w0 <= i < w1 for w0, w1 in writes[pg]):
+            bad.append(i)
+if bad:
+    runs = [[bad[0], bad[0] + 1]]
+    for i in bad[1:]:
+        if i == runs[-1][1]:
+            runs[-1][1] += 1
+        else:
+            runs.append([i, i + 1])
+    fail(f"bytes the append changed that no modelled write covers: {runs[:20]}")
+ok(f"all {changed} bytes the append changed lie in writes explain lists on its pages")
 
 # Every traced entry, not just the known one: each journal page it dirtied
 # holds a write that the model says its appends made.

@@ -192,7 +192,8 @@ expect_corrupt "damaged frame length" "$AMP_TMP/frame.amp" "$ent_off" "bad recor
 
 # ---- 4. per field, with the journal -----------------------------------------
 [[ -x /lib/systemd/systemd-journald ]] || { echo "note: no journald: --journal not exercised"; exit 0; }
-make_loopfs ext4 256 /var/log/journal
+use_journald
+make_loopfs ext4 256 "$JOURNAL_DIR"
 start_journald
 jrec=$AMP_TMP/journald.amp
 start_bg jrecord "$AMPTRACE" record -o "$jrec" -c systemd-journal --dev "$LOOPNAME" >/dev/null

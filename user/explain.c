@@ -306,19 +306,28 @@ static void hex128(const uint8_t id[16], char out[33])
 		sprintf(out + 2 * i, "%02x", id[i]);
 }
 
+/* The record's head as the journalctl of the release that wrote the file
+ * prints it: from 254 on (the 272-byte header) journalctl also exports
+ * __SEQNUM and __SEQNUM_ID.  (The format is journalctl's, not the file's:
+ * 252's journalctl prints a 257 file without them, 257's a 252 file with.) */
 static int export_header(struct xfile *x, const struct jf_object *e, char *buf, size_t len)
 {
 	char sid[33], bid[33];
+	int n;
 
 	hex128(x->jf.h.seqnum_id, sid);
 	hex128(e->entry.boot_id, bid);
-	return snprintf(buf, len,
+	n = snprintf(buf, len,
 		"__CURSOR=s=%s;i=%llx;b=%s;m=%llx;t=%llx;x=%llx\n"
 		"__REALTIME_TIMESTAMP=%llu\n__MONOTONIC_TIMESTAMP=%llu\n",
 		sid, (unsigned long long)e->entry.seqnum, bid,
 		(unsigned long long)e->entry.monotonic, (unsigned long long)e->entry.realtime,
 		(unsigned long long)e->entry.xor_hash, (unsigned long long)e->entry.realtime,
 		(unsigned long long)e->entry.monotonic);
+	if (x->jf.h.header_size >= JF_HEADER_SIZE_254 && n > 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - n, "__SEQNUM=%llu\n__SEQNUM_ID=%s\n",
+			      (unsigned long long)e->entry.seqnum, sid);
+	return n;
 }
 
 uint64_t export_entry_overhead(struct xfile *x, const struct jf_object *e)

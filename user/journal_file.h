@@ -39,12 +39,21 @@ enum jf_type {
 #define JF_COMPACT		0x10
 #define JF_INCOMPAT_KNOWN	0x1f
 
+/* Header compatible_flags.  TAIL_ENTRY_BOOT_ID (systemd 254+): the boot
+ * ID at 56 is the tail entry's, stored by every append. */
+#define JF_SEALED		0x01
+#define JF_TAIL_ENTRY_BOOT_ID	0x02
+
 /* Object flags (DATA only): the payload is compressed. */
 #define JF_OBJ_XZ	0x01
 #define JF_OBJ_LZ4	0x02
 #define JF_OBJ_ZSTD	0x04
 
 #define JF_HEADER_MIN	208	/* header up to n_data: the oldest layout */
+/* Header with tail_entry_offset: written by systemd 254 and later (252's
+ * header is 264 bytes).  Where the two releases differ, the file's own
+ * header says which one wrote it. */
+#define JF_HEADER_SIZE_254	272
 #define JF_INDEX_PAGE	4096	/* granularity of the page index */
 
 struct jf_header {
@@ -262,6 +271,7 @@ enum jf_write_what {
 	JF_W_ARRAY_SLOT,	/* one item slot of an existing ENTRY_ARRAY */
 	JF_W_ARRAY_LINK,	/* the pointer to a new array (previous array or DATA) */
 	JF_W_TAG,		/* a TAG object appended before the entry */
+	JF_W_HEADER_BOOT_ID,	/* tail_entry_boot_id (254+: JF_TAIL_ENTRY_BOOT_ID) */
 	JF_W__MAX,
 };
 struct jf_write {

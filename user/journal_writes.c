@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * jf_entry_writes(): the stores journald 252 made to append one entry,
+ * jf_entry_writes(): the stores journald made to append one entry,
  * located in the file as it is now (journal-format.md §4, "What one
- * journal_file_append_entry() with N fields writes").
+ * journal_file_append_entry() with N fields writes").  Modelled on, and
+ * checked against byte diffs of single appends by, journald 252 and 257;
+ * what 254+ stores beyond 252 is told by the file's header (header_size,
+ * compatible_flags), not by guessing a version.
  *
  * Everything is recovered from links that are written once and never
  * moved, so the answer holds however much was appended since:
@@ -35,6 +38,7 @@ static const char *const write_names[JF_W__MAX] = {
 	[JF_W_ARRAY_SLOT] = "entry-array slot",
 	[JF_W_ARRAY_LINK] = "entry-array link",
 	[JF_W_TAG] = "TAG",
+	[JF_W_HEADER_BOOT_ID] = "header tail_entry_boot_id",
 };
 
 const char *jf_write_name(enum jf_write_what w)
@@ -169,7 +173,7 @@ static int tag_writes(struct emitter *em, uint64_t prev, uint64_t e)
 	uint64_t off = prev;
 	int r;
 
-	if (!prev || !(em->f->h.compatible_flags & 1))
+	if (!prev || !(em->f->h.compatible_flags & JF_SEALED))
 		return 0;
 	em->w.owner = JF_OWN_TAG;
 	r = jf_object(em->f, off, 0, &o);
@@ -192,9 +196,13 @@ int jf_entry_writes(struct jf *f, uint64_t e, uint64_t prev, jf_write_cb cb, voi
 		return r;
 	if (prev >= e)
 		prev = 0;
-	/* tail_object_offset, n_objects, n_entries, tail_entry_*, n_data... */
+	/* tail_object_offset, n_objects, n_entries, tail_entry_*, n_data...,
+	 * and from 254 on tail_entry_offset (the end of its larger header)
+	 * and the tail entry's boot ID. */
 	em.w.owner = JF_OWN_HEADER;
 	r = emit(&em, JF_W_HEADER, 0, 136, f->h.header_size - 136);
+	if (!r && (f->h.compatible_flags & JF_TAIL_ENTRY_BOOT_ID))
+		r = emit(&em, JF_W_HEADER_BOOT_ID, 0, 56, 16);
 	if (!r)
 		r = tag_writes(&em, prev, e);
 	if (r)

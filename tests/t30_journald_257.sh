@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+# t30_journald with journald 257 (Debian 13, in a chroot; see use_journald).
+AMP_JOURNALD=257 exec bash "$(dirname "$0")/t30_journald.sh"
