@@ -19,8 +19,8 @@ audit=$(python3 "$AMP_ROOT/tests/audit_state.py" get) || skip "cannot read the k
 [[ $audit == 1 ]] || skip "journald $JOURNALD_VERSION did not turn kernel audit on (state $audit): no CONFIG_AUDIT?"
 ok "journald $JOURNALD_VERSION turned kernel audit on"
 
+c0=$(devstat_written_bytes "$LOOPNAME")   # before: start_tracer writes the own pages out
 start_tracer -c systemd-journal --dev "$LOOPNAME"
-c0=$(devstat_written_bytes "$LOOPNAME")
 msg="amptrace audit test $$ $RANDOM"
 journald_run logger -p info "$msg"
 sleep 2

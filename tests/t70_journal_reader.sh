@@ -76,7 +76,7 @@ ok "$(cat "$AMP_TMP/check")"
 # Every entry, as journalctl exports it, byte for byte.
 journald_run journalctl --file "$(journal_path "$jf")" -o export >"$AMP_TMP/ref.export"
 "$A" explain --entries --show-values "$jf" >"$AMP_TMP/mine.export"
-cmp "$AMP_TMP/ref.export" "$AMP_TMP/mine.export" ||
+cmp "$AMP_TMP/ref.export" "$AMP_TMP/mine.export" || { diff "$AMP_TMP/ref.export" "$AMP_TMP/mine.export" | head -n 20 | cat -v >&2; false; } ||
     fail "export differs from journalctl's (diff $AMP_TMP/ref.export $AMP_TMP/mine.export)"
 n=$(grep -c '^__CURSOR=' "$AMP_TMP/ref.export")
 sent=$(grep -ac "^MESSAGE=.*$marker" "$AMP_TMP/mine.export")
