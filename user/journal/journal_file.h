@@ -10,8 +10,8 @@
  * index (8 bytes per 4 KiB of file) and, when a compressed DATA object's
  * field name is needed, a DATA -> FIELD map (16 bytes per DATA object).
  *
- * Layout knowledge comes from systemd's JOURNAL_FILE_FORMAT.md and
- * ../shared/reference/journal-format.md; this is an independent reader.
+ * Layout knowledge comes from systemd's docs/JOURNAL_FILE_FORMAT.md and
+ * from files journald 252 and 257 wrote; this is an independent reader.
  */
 #ifndef AMPTRACE_JOURNAL_FILE_H
 #define AMPTRACE_JOURNAL_FILE_H
