@@ -65,7 +65,7 @@ struct summarizer *summarizer_new(int devs_fd, int files_fd, int stats_fd, const
 			continue;
 		b = &z->base[z->nr_base];
 		memset(b, 0, sizeof(*b));
-		snprintf(b->name, sizeof(b->name), "%s", name);
+		memcpy(b->name, name, strlen(name) + 1);	/* shorter than the field: checked */
 		b->kdev = (major << 20) | minor;
 		if (disk_read_counter(name, &b->c))
 			continue;
