@@ -441,15 +441,28 @@ send_rsyslog_line() {
 
 # ---------------------------------------------------------------- tracer ---
 
-AMP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export AMP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 AMPTRACE=${AMPTRACE:-$AMP_ROOT/amptrace}
 SYNTH_WRITER=${SYNTH_WRITER:-$AMP_ROOT/build/tests/synth_writer}
 TRACE_OUT='' TRACER_PID=''
 
 # start_tracer ARGS...: `amptrace trace -j ARGS` in the background, its JSON
-# lines in $TRACE_OUT.  Returns once its programs are attached.
+# lines in $TRACE_OUT.  Returns once its programs are attached.  With
+# --dev DISK, the test reads /sys/block/DISK/stat itself before the tracer
+# starts and after it stops: stop_tracer puts "DISK BYTES" in the file
+# $AMP_TRACE_COUNTER (exported), which checks.py compares with the classes.
 start_tracer() {
+    local a prev=''
     TRACE_OUT=$AMP_TMP/trace.json
+    TRACE_DEV=''
+    for a in "$@"; do
+        [[ $prev == --dev ]] && TRACE_DEV=$a
+        [[ $a == --dev=* ]] && TRACE_DEV=${a#--dev=}
+        prev=$a
+    done
+    export AMP_TRACE_COUNTER=$AMP_TMP/trace.counter
+    rm -f "$AMP_TRACE_COUNTER"
+    [[ -z $TRACE_DEV ]] || TRACE_C0=$(devstat_written_bytes "$TRACE_DEV")
     # Empty it here: the child's own 2> truncates only after the fork, and
     # a previous tracer's "tracing (" line would end the wait below at once.
     : >"$AMP_TMP/tracer.err"
@@ -477,6 +490,8 @@ stop_tracer() {
     wait_for "! _alive $TRACER_PID" 30 || { _log "stop_tracer: amptrace ignored SIGINT"; return 1; }
     wait "$TRACER_PID" || rc=$?
     ((rc == 0)) || { grep -v '^libbpf' "$AMP_TMP/tracer.err" >&2; _log "stop_tracer: exit $rc"; return 1; }
+    [[ -z $TRACE_DEV ]] ||
+        echo "$TRACE_DEV $(($(devstat_written_bytes "$TRACE_DEV") - TRACE_C0))" >"$AMP_TRACE_COUNTER"
     tail -n 1 "$TRACE_OUT" | grep -q '"type":"summary"' ||
         { _log "stop_tracer: no summary line"; return 1; }
 }
