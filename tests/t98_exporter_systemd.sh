@@ -57,6 +57,7 @@ wait_for '[[ $(inside systemctl is-system-running 2>/dev/null) =~ ^(running|degr
     fail "container did not boot: $(inside systemctl is-system-running 2>&1); $(tail "$AMP_TMP/nspawn.log")"
 ok "Debian 12 booted under systemd-nspawn ($(inside systemctl --version | head -1)), amptrace $(dpkg-deb -f "$deb" Version) installed"
 
+rc=0
 inside /bin/bash /root/exporter-check.sh >"$AMP_TMP/check.log" 2>&1 || rc=$?
 cat "$AMP_TMP/check.log"
 ((rc == 0)) || fail "exporter-check.sh in the container: $(inside journalctl -u amptrace-exporter -n 20 --no-pager 2>&1)"
