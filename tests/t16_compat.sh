@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Byte compatibility with the build before user/ moved into folders
-# (54b7f66): for the same inputs, this build prints exactly what that one
-# printed, kept in tests/compat/golden/expected.tar.gz:
+# Byte compatibility with the build before user/ moved into folders (main
+# at f6eff6a; the inputs were recorded by 54b7f66): for the same inputs,
+# this build prints exactly what that one printed, kept in
+# tests/compat/golden/expected.tar.gz:
 #  - a real record (journald 252 and an appending shell on a loop ext4,
 #    tests/compat/make-golden.sh): `report` as a table, -j, -q, --info,
 #    --svg/--html, and the same record cut short (a killed recorder);
@@ -37,4 +38,4 @@ for c in "${COMPAT_CASES[@]}"; do
     fi
 done
 ((failed == 0)) || fail "$failed of ${#COMPAT_CASES[@]} cases differ"
-ok "all ${#COMPAT_CASES[@]} cases print what 54b7f66 printed, byte for byte"
+ok "all ${#COMPAT_CASES[@]} cases print what the build before the move printed, byte for byte"

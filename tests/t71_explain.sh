@@ -62,6 +62,13 @@ stop_tracer
 # Freeze the file: explain and the reader's views below must see the same one.
 kill -TERM "$JOURNALD_PID"
 wait_for "! _alive $JOURNALD_PID" 10 || fail "journald did not stop"
+# The file explain reads, as journald's own release sees it: consistent
+# (its --verify), and holding the known entry (its export).
+journald_run journalctl --verify --file "$(journal_path "$jf")" >"$AMP_TMP/verify" 2>&1 ||
+    fail "journalctl --verify: $(tail -n 3 "$AMP_TMP/verify")"
+journald_run journalctl --file "$(journal_path "$jf")" -o export >"$AMP_TMP/ref.export"
+grep -qx "MESSAGE=explain test $marker 5" "$AMP_TMP/ref.export" || fail "journalctl does not find the known entry"
+ok "journalctl $JOURNALD_VERSION --verify passes on the file, and finds the known entry"
 
 A=$AMPTRACE
 "$A" explain -j --all-objects -t "$TRACE_OUT" "$jf" >"$AMP_TMP/explain.json" ||

@@ -5,9 +5,10 @@
 #                           252 and an appending shell on a loop ext4
 #   make-golden.sh outputs  what AMPTRACE prints for each case of cases.sh
 #
-# The outputs were made by the build of 54b7f66 (before user/ moved into
-# folders); make them again only for an intended change of what amptrace
-# prints, and say so in the commit.  The inputs' file paths are rewritten
+# The outputs were made by a build of main without the move of user/ into
+# folders: 54b7f66, then f6eff6a once its summary gained the untraced bytes
+# (git archive COMMIT | tar -x; make amptrace).  Make them again only for an
+# intended change of what amptrace prints, and say so in the commit.  The inputs' file paths are rewritten
 # to plain names (system.journal, app.log) so that explain finds the journal
 # file by name in whatever folder the test runs.
 set -euo pipefail

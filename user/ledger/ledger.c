@@ -12,7 +12,12 @@
  *  - by window: device bytes no cause claims (metadata written back by the
  *    fs, handles opened by the flusher, journal writes outside a commit) are
  *    split, per disk, over the entries whose pages were written in the same
- *    write-out window, in proportion to their dirtied pages.  A window ends
+ *    write-out window, in proportion to their dirtied pages.  Only what
+ *    kernel threads wrote on the filesystem's behalf: an untraced process's
+ *    own handles and the metadata it dirtied itself are its own, never
+ *    shared (counted per disk as untraced); and the pass's share of the
+ *    untraced writers' data written in it (other, before_start) is theirs
+ *    too, by the same page count.  A window ends
  *    when the disk has been idle for WINDOW_QUIET_S (longer than ext4's 5 s
  *    commit interval, so a commit belongs to the pass that caused it), or
  *    after WINDOW_MAX_S.  Bytes of a window with no entries carry over.
@@ -24,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "util.h"
 #include "ledger/ledger.h"
 
@@ -57,6 +63,7 @@ struct known_txn {
 struct window {
 	__u32 disk;
 	__u64 base_at_open;	/* unclaimed-bytes counter when it opened */
+	__u64 others_at_open;	/* untraced writers' data bytes when it opened */
 	__u64 pool;		/* unclaimed journal shares added meanwhile */
 	__u64 last_ios;
 	double quiet_since, opened;
@@ -106,17 +113,32 @@ const struct ledger_disk *ledger_disk(struct ledger *l, __u32 disk)
 	return NULL;
 }
 
-/* Bytes on this disk that no cause claimed, as the kernel counts them. */
-static __u64 unclaimed_counter(struct ledger *l, __u32 disk, __u64 *ios)
+static __u64 page_bytes(void)
+{
+	static __u64 size;
+
+	if (!size)
+		size = sysconf(_SC_PAGESIZE);
+	return size;
+}
+
+/* Bytes on this disk that no cause claimed, as the kernel counts them;
+ * and (others) the data of writers with no entry: untraced, or dirty
+ * before the start. */
+static __u64 unclaimed_counter(struct ledger *l, __u32 disk, __u64 *ios, __u64 *others)
 {
 	struct amp_dev_stats st;
 
 	if (bpf_map_lookup_elem(l->devs_fd, &disk, &st)) {
 		*ios = 0;
+		if (others)
+			*others = 0;
 		return 0;
 	}
 	*ios = st.ios;
-	return st.bytes[AMP_CLASS_METADATA] - st.meta_owned +
+	if (others)
+		*others = st.bytes[AMP_CLASS_OTHER] + st.bytes[AMP_CLASS_BEFORE_START];
+	return st.bytes[AMP_CLASS_METADATA] - st.meta_owned - st.meta_untraced +
 	       st.bytes[AMP_CLASS_JOURNAL] - st.journal_txn;
 }
 
@@ -132,7 +154,7 @@ static struct window *window_of(struct ledger *l, __u32 disk)
 		return NULL;
 	/* From 0: the kernel's counters started when tracing did, and bytes
 	 * written before this disk's first entry belong to its first window. */
-	unclaimed_counter(l, disk, &w->last_ios);
+	unclaimed_counter(l, disk, &w->last_ios, NULL);
 	w->quiet_since = w->opened = now_s();
 	return w;
 }
@@ -190,7 +212,7 @@ static struct known_txn *txn_find(struct ledger *l, __u32 dev, __u32 tid)
 
 static __u64 txn_total_handles(const struct known_txn *t)
 {
-	return t->st.handles_traced + t->st.handles_untraced;
+	return t->st.handles_traced + t->st.handles_untraced + t->st.handles_user;
 }
 
 /* One entry's share of a committed transaction's journal bytes. */
@@ -259,7 +281,7 @@ static void txn_release_rest(struct ledger *l, struct known_txn *t)
 void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec)
 {
 	struct known_txn *t = txn_find(l, rec->dev, rec->tid);
-	__u64 untraced;
+	__u64 untraced, user;
 
 	if (!t) {
 		if (amp_grow(&l->txns, &l->cap_txns, l->nr_txns + 1, sizeof(*l->txns)))
@@ -282,10 +304,13 @@ void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec)
 				h->pending_txns--;
 				held_progress(l, h, was);
 			}
-	/* Handles of untraced tasks (the flusher allocating blocks): by window. */
+	/* Handles of kernel threads (the flusher allocating blocks): by
+	 * window.  Handles of untraced processes: theirs, never shared. */
 	untraced = txn_total_handles(t) ?
 		   t->st.journal_bytes * t->st.handles_untraced / txn_total_handles(t) :
 		   t->st.journal_bytes;
+	user = txn_total_handles(t) ?
+	       t->st.journal_bytes * t->st.handles_user / txn_total_handles(t) : 0;
 	if (untraced) {
 		struct window *w = window_of(l, t->key.dev);
 
@@ -293,14 +318,37 @@ void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec)
 			w->pool += untraced;
 		t->given += untraced;
 	}
+	if (user) {
+		struct ledger_disk *d = disk_totals(l, t->key.dev);
+
+		if (d)
+			d->untraced += user;
+		t->given += user;
+	}
 	print_ready(l);
 }
 
-static void window_close(struct ledger *l, struct window *w, __u64 base_now)
+/*
+ * Share the window's unclaimed bytes over its entries by their pages, the
+ * untraced writers' data pages written meanwhile counting as writers too:
+ * their share is theirs (untraced).  A window with neither carries its
+ * bytes over (a commit written before the data it was for).
+ */
+static void window_close(struct ledger *l, struct window *w, __u64 base_now, __u64 others_now)
 {
 	__u64 bytes = base_now - w->base_at_open + w->pool, given = 0;
+	__u64 other_pages = (others_now - w->others_at_open) / page_bytes();
 	struct ledger_disk *d = disk_totals(l, w->disk);
 
+	if (!w->nr && !other_pages)
+		return;
+	if (other_pages) {
+		__u64 theirs = bytes * other_pages / (w->pages + other_pages);
+
+		if (d)
+			d->untraced += theirs;
+		bytes -= theirs;
+	}
 	for (size_t i = 0; i < w->nr; i++) {
 		struct held *h = w->entries[i];
 		__u64 share = i + 1 == w->nr ? bytes - given :
@@ -319,6 +367,7 @@ static void window_close(struct ledger *l, struct window *w, __u64 base_now)
 	w->pages = 0;
 	w->pool = 0;
 	w->base_at_open = base_now;
+	w->others_at_open = others_now;
 	w->opened = now_s();
 }
 
@@ -329,17 +378,15 @@ void ledger_tick(struct ledger *l, bool force)
 
 	for (size_t i = 0; i < l->nr_wins; i++) {
 		struct window *w = &l->wins[i];
-		__u64 ios, base = unclaimed_counter(l, w->disk, &ios);
+		__u64 ios, others, base = unclaimed_counter(l, w->disk, &ios, &others);
 
 		if (ios != w->last_ios) {
 			w->last_ios = ios;
 			w->quiet_since = now;
 		}
-		if (!w->nr)
-			continue;	/* no entry to charge yet: bytes carry over */
 		if (force || now - w->quiet_since >= WINDOW_QUIET_S ||
 		    now - w->opened >= WINDOW_MAX_S)
-			window_close(l, w, base);
+			window_close(l, w, base, others);
 	}
 	print_ready(l);
 }
@@ -374,7 +421,7 @@ void ledger_flush(struct ledger *l, int txns_fd)
 
 		/* Unclaimed bytes of windows that never had an entry. */
 		if (d)
-			d->left_over = unclaimed_counter(l, l->wins[i].disk, &ios) -
+			d->left_over = unclaimed_counter(l, l->wins[i].disk, &ios, NULL) -
 				       l->wins[i].base_at_open + l->wins[i].pool;
 	}
 	for (struct held *h = l->held; h; h = h->next) {

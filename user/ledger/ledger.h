@@ -22,6 +22,7 @@ struct ledger_disk {
 	__u64 journal_by_cause;
 	__u64 by_window;
 	__u64 left_over;	/* unclaimed in windows with no entry, at exit */
+	__u64 untraced;		/* commit shares of untraced processes' handles */
 };
 
 struct ledger;

@@ -43,7 +43,9 @@
  *              counter sectors_written, counter write_ios, journal_by_cause,
  *              by_window, left_over}; then (since the before_start class;
  *              older readers stop before it) u16 nr_devs + nr_devs x u64
- *              bytes before_start, in the same order
+ *              bytes before_start, in the same order; then (since untraced
+ *              bytes) u16 nr_devs + nr_devs x {u64 meta_untraced, ledger
+ *              untraced}
  *              A checkpoint (final = 0, no files) every 2 s; the final one last.
  */
 #include <endian.h>
@@ -420,6 +422,11 @@ void recorder_summary(struct recorder *r, const struct summary *s, bool final)
 	put_u16(b, s->nr_devs);
 	for (int i = 0; i < s->nr_devs; i++)
 		put_u64(b, s->devs[i].st.bytes[AMP_CLASS_BEFORE_START]);
+	put_u16(b, s->nr_devs);
+	for (int i = 0; i < s->nr_devs; i++) {
+		put_u64(b, s->devs[i].st.meta_untraced);
+		put_u64(b, s->devs[i].ledger.untraced);
+	}
 	emit(r, RECORD_SUMMARY);
 }
 
@@ -744,6 +751,12 @@ static bool decode_summary(struct record_reader *r, struct cur *c, struct record
 	if (!c->short_ && c->pos < c->len && get_u16(c) == n)
 		for (__u16 i = 0; i < n; i++)
 			r->devs[i].st.bytes[AMP_CLASS_BEFORE_START] = get_u64(c);
+	/* Written since the untraced bytes: absent in older records. */
+	if (!c->short_ && c->pos < c->len && get_u16(c) == n)
+		for (__u16 i = 0; i < n; i++) {
+			r->devs[i].st.meta_untraced = get_u64(c);
+			r->devs[i].ledger.untraced = get_u64(c);
+		}
 	if (c->short_ || nr_files != (__u32)r->nr_files)
 		return false;
 	s->devs = r->devs;

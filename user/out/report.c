@@ -384,6 +384,9 @@ static void summary_json(struct report *r, const struct summary *s)
 			json_object_object_add(j, "by_cause", json_object_new_uint64(cause));
 			json_object_object_add(j, "by_window", json_object_new_uint64(win));
 			json_object_object_add(j, "unattributed", json_object_new_int64((__s64)sum - cause - win));
+			/* Of those: what untraced processes wrote for themselves. */
+			json_object_object_add(j, "untraced_bytes", json_object_new_uint64(
+				d->st.meta_untraced + d->ledger.untraced));
 			json_object_object_add(j, "cause_fraction",
 				json_object_new_double(sum ? (double)cause / sum : 0));
 			json_object_object_add(j, "charged_fraction",
@@ -488,19 +491,22 @@ static void summary_text(struct report *r, const struct summary *s)
 	}
 
 	fprintf(out, "\nCharged to entries (by cause: their pages, their share of jbd2 commits;\n"
-		"by window: unclaimed bytes of the write-out pass that wrote their pages):\n"
-		"%-10s %12s %12s %12s %9s %9s\n", "DEVICE", "BY_CAUSE", "BY_WINDOW",
-		"UNATTRIB", "CAUSE%", "CHARGED%");
+		"by window, an estimate: what kernel threads wrote for the filesystem in the\n"
+		"write-out pass that wrote their pages; UNTRACED, part of UNATTRIB: untraced\n"
+		"processes' own metadata and journal shares):\n"
+		"%-10s %12s %12s %12s %12s %9s %9s\n", "DEVICE", "BY_CAUSE", "BY_WINDOW",
+		"UNATTRIB", "UNTRACED", "CAUSE%", "WINDOW%");
 	for (int i = 0; i < s->nr_devs; i++) {
 		const struct summary_dev *d = &s->devs[i];
 		__u64 sum = dev_class_sum(&d->st);
 		__u64 cause = d->st.charged_bytes + d->ledger.journal_by_cause;
 		__u64 win = d->ledger.by_window;
 
-		fprintf(out, "%-10s %12llu %12llu %12lld %8.1f%% %8.1f%%\n", d->name,
+		fprintf(out, "%-10s %12llu %12llu %12lld %12llu %8.1f%% %8.1f%%\n", d->name,
 			(unsigned long long)cause, (unsigned long long)win,
 			(long long)sum - (long long)cause - (long long)win,
-			sum ? 100.0 * cause / sum : 0.0, sum ? 100.0 * (cause + win) / sum : 0.0);
+			(unsigned long long)(d->st.meta_untraced + d->ledger.untraced),
+			sum ? 100.0 * cause / sum : 0.0, sum ? 100.0 * win / sum : 0.0);
 	}
 
 	fprintf(out, "\nLosses:");

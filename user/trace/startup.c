@@ -138,34 +138,48 @@ out:
 
 /* ------------------------------------------------ the traced processes --- */
 
-static bool pid_has_comm(const char *pid, const char *comm)
+/*
+ * The first line of /proc/PID/task/TID/FILE for pid's threads: true if it
+ * matches for some thread (any), or for every thread (!any).
+ */
+static bool threads_match(const char *pid, const char *file, bool any,
+			  bool (*match)(const char *line, const void *arg), const void *arg)
 {
-	char path[300], name[64];
+	char path[330], line[512];
 	struct dirent *d;
-	bool found = false;
+	bool result = !any;
 	DIR *dp;
 
 	snprintf(path, sizeof(path), "/proc/%s/task", pid);
 	dp = opendir(path);
 	if (!dp)
 		return false;
-	while (!found && (d = readdir(dp))) {
+	while (result != any && (d = readdir(dp))) {
 		FILE *f;
 
 		if (!isdigit((unsigned char)d->d_name[0]))
 			continue;
-		snprintf(path, sizeof(path), "/proc/%s/task/%s/comm", pid, d->d_name);
+		snprintf(path, sizeof(path), "/proc/%s/task/%s/%s", pid, d->d_name, file);
 		f = fopen(path, "r");
 		if (!f)
 			continue;
-		if (fgets(name, sizeof(name), f)) {
-			name[strcspn(name, "\n")] = 0;
-			found = !strncmp(name, comm, AMP_COMM_LEN - 1);
-		}
+		if (fgets(line, sizeof(line), f) && match(line, arg) == any)
+			result = any;
 		fclose(f);
 	}
 	closedir(dp);
-	return found;
+	return result;
+}
+
+static bool comm_is(const char *line, const void *comm)
+{
+	return !strncmp(line, comm, strcspn(line, "\n")) &&
+	       strcspn(line, "\n") == strnlen(comm, AMP_COMM_LEN - 1);
+}
+
+static bool pid_has_comm(const char *pid, const char *comm)
+{
+	return threads_match(pid, "comm", true, comm_is, comm);
 }
 
 /* Is pid in the cgroup v2 directory cg or below it? */
@@ -410,36 +424,21 @@ static void collect_sockets(void *ctx, const char *pid)
 		b->pid = strdup(pid);
 }
 
-/* Are all of pid's threads asleep (state S)? */
+/* A thread's stat line says it sleeps (state S). */
+static bool stat_sleeping(const char *line, const void *unused)
+{
+	const char *rp = strrchr(line, ')');
+
+	return rp && rp[1] == ' ' && rp[2] == 'S';
+}
+
+/* Are all of pid's threads asleep? */
 static void check_asleep(void *ctx, const char *pid)
 {
 	struct backlog *b = ctx;
-	char path[300], line[512];
-	struct dirent *d;
-	DIR *dp;
 
-	snprintf(path, sizeof(path), "/proc/%s/task", pid);
-	dp = opendir(path);
-	if (!dp)
-		return;
-	while ((d = readdir(dp))) {
-		FILE *f;
-
-		if (!isdigit((unsigned char)d->d_name[0]))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/task/%s/stat", pid, d->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(line, sizeof(line), f)) {
-			char *rp = strrchr(line, ')');
-
-			if (rp && rp[1] == ' ' && rp[2] != 'S')
-				b->asleep = false;
-		}
-		fclose(f);
-	}
-	closedir(dp);
+	if (!threads_match(pid, "stat", false, stat_sleeping, NULL))
+		b->asleep = false;
 }
 
 /* Bytes queued in the targets' audit netlink sockets (/proc/PID/net/netlink:

@@ -114,6 +114,7 @@ void summarize_devs(struct summarizer *z, struct summary *s)
 		d.st.unwalked_bytes -= b->st.unwalked_bytes;
 		d.st.meta_owned -= b->st.meta_owned;
 		d.st.journal_txn -= b->st.journal_txn;
+		d.st.meta_untraced -= b->st.meta_untraced;
 		if (!disk_read_counter(b->name, &now)) {
 			d.have_counter = true;
 			d.delta.sectors_written = now.sectors_written - b->c.sectors_written;
