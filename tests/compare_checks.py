@@ -5,7 +5,18 @@
       every (fs, target, workload) present and ok, with the expected line
       count; classes = /sys/block counter within 1% (the tracer's read and
       the driver's own); no losses; append costs far less per line than
-      journald on every filesystem.
+      each journald on every filesystem.
+  compare_checks.py mitigation JSON
+      per journald version, Storage=volatile+rsyslog costs at most half of
+      persistent journald per line, on every filesystem and workload; its
+      device writer is rsyslogd (entries, pages); journald 257 ran in its
+      chroot with kernel audit on, and amptrace's own start-up (written
+      before the lines) was taken off its rows.
+  compare_checks.py tree JSON
+      untar: the data class is exactly the tree's file pages (its tar's
+      member sizes rounded up to pages) on ext4, ext4 without journal and
+      xfs; rm -rf writes no data; the fs journal class is > 0 on ext4 and
+      xfs, 0 on ext4 without one (where rm -rf writes fewer bytes) and btrfs.
   compare_checks.py leftovers LOG
       nothing the compare's -v log says it set up is still there: processes,
       loop devices on its images, mounts, journald namespace paths, the
@@ -47,7 +58,7 @@ def check_results(path, fss, targets, workloads):
     if doc.get("type") != "compare" or not doc.get("complete"):
         fail(f"{path}: not a complete compare document")
     res = {(r["fs"], r["target"], r["workload"]): r for r in doc["results"]}
-    want_lines = {"one": 1}
+    want_lines = {"one": 1, "untar": 5000, "rmrf": 5000}
     for fs in fss:
         for t in targets:
             for w in workloads:
@@ -77,16 +88,100 @@ def check_results(path, fss, targets, workloads):
                    f"(own read {own}), {r['bytes_per_line']:9.0f} B/line, "
                    f"{r['ios_per_line']:.2f} I/Os/line, split "
                    + " ".join(f"{k}={v}" for k, v in r["classes"].items()))
-    if "append" in targets and "journald" in targets:
+    journalds = [t for t in targets if re.fullmatch(r"journald@\d+", t)]
+    if "append" in targets:
         for fs in fss:
             for w in workloads:
-                a = res[(fs, "append", w)]["bytes_per_line"]
-                j = res[(fs, "journald", w)]["bytes_per_line"]
-                if not a * 2 <= j:
-                    fail(f"{fs}/{w}: append {a:.0f} B/line is not far below journald "
-                         f"{j:.0f} B/line (want at most half)")
-                ok(f"{fs}/{w}: append {a:.0f} B/line vs journald {j:.0f} B/line "
-                   f"({j / a:.1f}x)")
+                for jt in journalds:
+                    a = res[(fs, "append", w)]["bytes_per_line"]
+                    j = res[(fs, jt, w)]["bytes_per_line"]
+                    if not a * 2 <= j:
+                        fail(f"{fs}/{w}: append {a:.0f} B/line is not far below {jt} "
+                             f"{j:.0f} B/line (want at most half)")
+                    ok(f"{fs}/{w}: append {a:.0f} B/line vs {jt} {j:.0f} B/line "
+                       f"({j / a:.1f}x)")
+
+
+def check_mitigation(path):
+    doc = json.load(open(path))
+    rows = [r for r in doc["results"] if r["status"] == "ok"]
+    pairs = 0
+    for r in rows:
+        m = re.fullmatch(r"journald@(\d+):Storage=volatile\+rsyslog", r["target"])
+        if not m:
+            continue
+        ver = m.group(1)
+        p = next((x for x in rows if (x["fs"], x["target"], x["workload"]) ==
+                  (r["fs"], f"journald@{ver}", r["workload"])), None)
+        if p is None:
+            fail(f"{r['fs']}/{r['workload']}: no persistent journald@{ver} row to compare")
+        v, j = r["bytes_per_line"], p["bytes_per_line"]
+        if not v * 2 <= j:
+            fail(f"{r['fs']}/{r['workload']}: Storage=volatile+rsyslog {v:.0f} B/line is not "
+                 f"far below persistent journald {ver} {j:.0f} B/line (want at most half)")
+        if r["trace_preset"] != "write" or r["entries"] < 1 or r["pages_dirtied"] < 1:
+            fail(f"{r['target']}: rsyslogd was not its traced writer: preset "
+                 f"{r['trace_preset']}, {r['entries']} entries, {r['pages_dirtied']} pages")
+        ok(f"{r['fs']}/{r['workload']}: journald {ver} Storage=volatile+rsyslog {v:.0f} B/line "
+           f"vs persistent {j:.0f} B/line ({j / v:.1f}x fewer)")
+        pairs += 1
+    if not pairs:
+        fail(f"{path}: no Storage=volatile+rsyslog rows")
+    for r in rows:
+        jd = r.get("journald") or {}
+        if jd.get("version") == "257" and not jd.get("chroot"):
+            fail(f"{r['target']}: journald 257 did not run in its chroot")
+        if r["target"] == "journald@257":
+            if not r["audit"] or r["startup_bytes"] <= 0 or r["own_bytes"] <= 0:
+                fail(f"{r['target']}: audit {r['audit']}, start-up {r['startup_bytes']} B, "
+                     f"own {r['own_bytes']} B: amptrace's own start-up was not taken off")
+            ok(f"{r['fs']}/{r['workload']}: journald 257 (chroot, kernel audit on): "
+               f"{r['startup_bytes']} B written while amptrace started (its own entries "
+               f"{r['own_bytes']} B) are not in its {r['device_bytes']} B")
+
+
+def check_tree(path):
+    """The tree's file pages from its tar, made again with the driver's own
+    generator (seeded by N): the members tar wrote, listed by tarfile."""
+    import tarfile
+    import tempfile
+    sys.dont_write_bytecode = True
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                    "scripts"))
+    from amptrace_compare import tree
+    doc = json.load(open(path))
+    rows = {(r["fs"], r["workload"]): r for r in doc["results"]}
+    for (fs, w), r in sorted(rows.items()):
+        if r["status"] != "ok":
+            fail(f"{fs}/{w}: {r['status']}: {r.get('error')}")
+        kind, n = w.split(":")
+        cl = r["classes"]
+        if kind == "untar" and fs in ("ext4", "ext4nj", "xfs"):     # btrfs inlines small files
+            with tempfile.TemporaryDirectory() as d:
+                tar, _, _ = tree.archive(d, int(n))
+                with tarfile.open(tar) as tf:
+                    sizes = [m.size for m in tf.getmembers() if m.isfile()]
+            want = sum(-(-s // 4096) for s in sizes) * 4096
+            if len(sizes) != int(n) or cl["data"] != want:
+                fail(f"{fs}/{w}: data {cl['data']} B, the tree's {len(sizes)} files fill "
+                     f"{want} B of pages")
+            ok(f"{fs}/{w}: data {cl['data']} B = the {len(sizes)} files' pages (tar), "
+               f"fs journal {cl['journal']} B, metadata {cl['metadata']} B, {r['elapsed_s']} s")
+        elif kind == "untar":
+            ok(f"{fs}/{w}: data {cl['data']} B, metadata {cl['metadata']} B (small files "
+               "inline: no exact page count)")
+        elif kind == "rmrf":
+            if cl["data"] != 0:
+                fail(f"{fs}/{w}: rm -rf wrote {cl['data']} B of data")
+            ok(f"{fs}/{w}: no data, fs journal {cl['journal']} B, metadata {cl['metadata']} B")
+        if (cl["journal"] > 0) != (fs in ("ext4", "xfs")):
+            fail(f"{fs}/{w}: fs journal {cl['journal']} B")
+    for w in {w for _, w in rows}:
+        if w.startswith("rmrf") and ("ext4", w) in rows and ("ext4nj", w) in rows:
+            j, nj = rows[("ext4", w)]["device_bytes"], rows[("ext4nj", w)]["device_bytes"]
+            if not nj < j:
+                fail(f"{w}: ext4 {j} B, without journal {nj} B: the journal cost nothing")
+            ok(f"{w}: ext4 {j} B vs {nj} B without journal ({j / nj:.2f}x)")
 
 
 # ----------------------------------------------------------- leftovers ---
@@ -117,7 +212,9 @@ def check_leftovers(logpath):
     images = re.findall(r"(\S+\.img) on (/dev/loop\d+)", log)
     mps = re.findall(r"mounted at (\S+)", log)
     scratch = re.findall(r"scratch folder (\S+)$", log, re.M)
-    ns = sorted(set(re.findall(r"/var/log/journal/(\w+)\.(ampcmp\w+)", log)))
+    mid = open("/etc/machine-id").read().strip()
+    ns = sorted(set(re.findall(r"/var/log/journal/(\w+)\.(ampcmp\w+)", log)) |
+                {(mid, n) for n in re.findall(r"journald \d+ namespace (ampcmp\w+)", log)})
     if not procs or not images or not scratch:
         fail(f"{logpath}: no 'started'/'.img on'/'scratch folder' lines (was -v given?)")
 
@@ -142,6 +239,12 @@ def check_leftovers(logpath):
         if mp in mounted:
             left.append(f"mount {mp}")
             subprocess.run(["umount", "-l", mp], check=False)
+    # The chroots' overlay, /proc, /sys, /dev, /run; a volatile journal's tmpfs.
+    for mp in sorted(mounted, reverse=True):
+        if any(mp.startswith(s.rstrip("/") + "/") for s in scratch) or \
+           any(f".{n}" in mp for _, n in ns):
+            left.append(f"mount {mp}")
+            subprocess.run(["umount", "-l", mp], check=False)
     for img, dev in images:
         r = subprocess.run(["losetup", "-j", img], capture_output=True, text=True)
         for line in r.stdout.splitlines():
@@ -162,7 +265,7 @@ def check_leftovers(logpath):
         fail("left behind (now removed): " + "; ".join(left))
     ok(f"nothing left: {len(procs)} processes gone, {len(images)} loop devices detached, "
        f"{len(set(mps))} mount points unmounted, journald namespaces "
-       f"{[n for _, n in ns]} removed, scratch {scratch[0]} removed")
+       f"{sorted({n for _, n in ns})} removed, scratch {scratch[0]} removed")
 
 
 # ----------------------------------------------------------------- png ---
@@ -238,5 +341,9 @@ if __name__ == "__main__":
         check_leftovers(args[0])
     elif cmd == "png":
         check_png(args[0], args[1:])
+    elif cmd == "mitigation":
+        check_mitigation(args[0])
+    elif cmd == "tree":
+        check_tree(args[0])
     else:
         fail(f"unknown check {cmd}")

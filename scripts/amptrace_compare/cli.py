@@ -4,19 +4,19 @@ scratch folder, run the compare, always unwind, then write the outputs."""
 import argparse
 import json
 import os
-import shutil
 import signal
 import sys
 import tempfile
 
-from . import util
+from . import catalog, util
 from .devices import FILESYSTEMS, FS_MIN_MB, check_scratch
 from .driver import Compare
 from .page import render_html
 from .paths import AMPTRACE
-from .table import Screen, header_text, row_text
+from .table import Screen, fit, header_text, row_text
 from .targets import TARGETS, text_line
-from .util import CLEANUP, PROG, Interrupted, Refused, RunFailed, UsageError, install_signals, log
+from .util import CLEANUP, PROG, Interrupted, Refused, RunFailed, UsageError, install_signals, log, \
+    rm_tree
 from .workloads import Workload
 
 
@@ -31,13 +31,27 @@ def parse_args(argv):
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="The same logging workload on several loop filesystems and log "
                     "targets, traced by amptrace; one row per (filesystem, target, workload).",
-        epilog="""workloads (-w, comma-separated or repeated):
+        epilog="""targets (-t, comma-separated):
+  journald[@V][:Setting=value...]
+                      a private journald (a namespace instance) of version V
+                      (default: each of --journald), with journald.conf settings,
+                      e.g. journald:Compress=no, journald@257:SyncIntervalSec=10s;
+                      journald:Storage=volatile+rsyslog is the mitigation:
+                      journald in memory, forwarding to a private rsyslog
+  rsyslog             a private rsyslogd, one line per message in a file
+  append              one O_APPEND write(2) per line
+  append+fdatasync    the same, fdatasync(2) after each
+
+workloads (-w, comma-separated or repeated):
   one                 one line
   burst[:N]           N lines back to back (default 10)
   trickle[:S:T[:W]]   one line every S s for T s (default 5:60), then W s (default 35)
                       of the kernel's own write-back before the final syncfs
   bulk[:N]            N lines as fast as the target takes them (default 100000);
                       also reports lines/s
+  untar[:N]           no logger (target tree): tar -x of a generated source tree
+                      of N files (default 5000), then sync; a row's unit is a file
+  rmrf[:N]            rm -rf of that tree, then sync
 
 Each (filesystem, target): a fresh mkfs on that filesystem's loop device, the
 target started on it, then per workload: amptrace trace, the lines, syncfs,
@@ -45,6 +59,8 @@ the tracer's summary.  Needs root.  Leaves nothing behind, also on Ctrl-C.
 
 examples:
   amptrace compare -f ext4,xfs -t journald,append -w one,burst:10
+  amptrace compare --journald 252,257 -t journald,journald:Storage=volatile+rsyslog,rsyslog
+  amptrace compare -f ext4,ext4nj,xfs,btrfs -w untar,rmrf
   amptrace compare -w bulk --json > bulk.json
   amptrace compare -w trickle:5:60 --html trickle.html
   amptrace compare --load bulk.json --html bulk.html""")
@@ -52,6 +68,10 @@ examples:
                    help=f"filesystems, comma-separated (default: {','.join(FILESYSTEMS)})")
     p.add_argument("-t", "--targets", default=",".join(TARGETS),
                    help=f"targets, comma-separated (default: {','.join(TARGETS)})")
+    p.add_argument("--journald", metavar="VERSIONS",
+                   help="journald versions for the journald targets, comma-separated: "
+                        "the host's, 257 (Debian 13's, in a chroot) or 252 (Debian 12's) "
+                        "(default: the host's)")
     p.add_argument("-w", "--workload", action="append",
                    help="workload(s), see below (default: one,burst:10)")
     p.add_argument("--line-bytes", type=int, default=100,
@@ -87,11 +107,14 @@ examples:
             raise UsageError(f"unknown filesystem '{fs}' (choose from {', '.join(FILESYSTEMS)})")
         if a.fs_size < FS_MIN_MB[fs]:
             raise UsageError(f"--fs-size {a.fs_size}: {fs} needs at least {FS_MIN_MB[fs]} MB")
-    for t in a.targets:
-        if t not in TARGETS:
-            raise UsageError(f"unknown target '{t}' (choose from {', '.join(TARGETS)})")
-    if len(set(a.filesystems)) != len(a.filesystems) or len(set(a.targets)) != len(a.targets):
-        raise UsageError("a filesystem or target is listed twice")
+    a.journald_versions = [x for x in (a.journald or "").split(",") if x] or \
+        catalog.default_versions()
+    if any(not v.isdigit() for v in a.journald_versions) or \
+       len(set(a.journald_versions)) != len(a.journald_versions):
+        raise UsageError(f"--journald {a.journald}: versions like 252,257, each once")
+    a.target_makers = catalog.expand(a.targets, a.journald_versions)
+    if len(set(a.filesystems)) != len(a.filesystems):
+        raise UsageError("a filesystem is listed twice")
     if not a.filesystems or not a.targets:
         raise UsageError("no filesystem or no target")
     if not 16 <= a.line_bytes <= 60000:
@@ -137,6 +160,7 @@ def main(argv):
             print(f"{PROG}: --load {cfg.load}: {e}", file=sys.stderr)
             return 1
         if not cfg.json:
+            fit(doc.get("results", []))
             print(header_text())
             for r in doc.get("results", []):
                 print(row_text(r))
@@ -167,7 +191,7 @@ def main(argv):
             cmp_.scratch = scratch
             log(f"scratch folder {scratch}")
             title = (f"amptrace compare: {len(cfg.filesystems)} filesystems × "
-                     f"{len(cfg.targets)} targets × {len(cmp_.workloads)} workloads; "
+                     f"{len(cmp_.targets)} targets × {len(cmp_.workloads)} workloads; "
                      f"line {len(text_line(1, cfg))} B")
             screen = util.SCREEN = Screen(table_out, cmp_.rows, title)
             cmp_.run(screen)
@@ -202,10 +226,10 @@ def main(argv):
 
 def _remove_scratch(path, keep):
     if not keep:
-        shutil.rmtree(path, ignore_errors=False)
+        rm_tree(path)
         log(f"removed {path}")
         return
-    for n in os.listdir(path):            # images always go
-        if n.endswith(".img"):
+    for n in os.listdir(path):            # images (and the tree's tar) always go
+        if n.endswith((".img", ".tar")):
             os.unlink(os.path.join(path, n))
     print(f"{PROG}: traces and logs kept in {path}", file=sys.stderr)

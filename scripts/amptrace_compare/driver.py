@@ -10,8 +10,10 @@ import platform
 import subprocess
 import time
 
+from . import audit, catalog
 from .devices import LoopDev, check_not_under, devstat, mount_fs, wait_quiet
-from .targets import JOURNALD_LOCK, make_target, text_line
+from .journald import JOURNALD_LOCK
+from .targets import text_line
 from .tracer import Tracer, result_from_summary
 from .util import CLEANUP, RunFailed, log, sleep, syncfs
 from .workloads import Workload
@@ -21,12 +23,20 @@ class Compare:
     def __init__(self, cfg):
         self.cfg = cfg
         self.workloads = [Workload(w) for w in cfg.workloads]
+        # (name, make, its workloads): loggers take the line workloads, the
+        # tree the file workloads.
+        lines = [w for w in self.workloads if not w.files]
+        files = [w for w in self.workloads if w.files]
+        self.targets = [(n, m, lines) for n, m in cfg.target_makers if lines]
+        if files:
+            self.targets.append(catalog.tree() + (files,))
         self.rows = []
         for w in self.workloads:
             for fs in cfg.filesystems:
-                for t in cfg.targets:
-                    self.rows.append({"fs": fs, "target": t, "workload": w.name,
-                                      "status": "pending"})
+                for t, _, ws in self.targets:
+                    if w in ws:
+                        self.rows.append({"fs": fs, "target": t, "workload": w.name,
+                                          "status": "pending"})
         self.started = datetime.datetime.now(datetime.timezone.utc)
         self.t0 = time.monotonic()
         self.complete = False
@@ -40,14 +50,17 @@ class Compare:
         cfg = self.cfg
         return {
             "type": "compare",
-            "version": 1,
+            # 2: journald targets named journald@VERSION[:settings]; rows
+            # with unit, audit, startup_bytes, own_bytes, journald{}.
+            "version": 2,
             "complete": self.complete,
             "interrupted": self.interrupted,
             "started": self.started.isoformat(timespec="seconds"),
             "duration_s": round(time.monotonic() - self.t0, 1),
             "host": host_info(),
             "config": {
-                "filesystems": cfg.filesystems, "targets": cfg.targets,
+                "filesystems": cfg.filesystems, "targets": [t for t, _, _ in self.targets],
+                "journald_versions": cfg.journald_versions,
                 "workloads": [w.as_json() for w in self.workloads],
                 "line_bytes": cfg.line_bytes, "fields": cfg.fields,
                 "field_bytes": cfg.field_bytes, "fs_size_mb": cfg.fs_size,
@@ -64,30 +77,31 @@ class Compare:
         for fs in cfg.filesystems:
             with CLEANUP.scope():
                 loop = None
-                for tname in cfg.targets:
-                    rows = [self.row(fs, tname, w.name) for w in self.workloads]
+                for tname, make, workloads in self.targets:
+                    rows = [self.row(fs, tname, w.name) for w in workloads]
                     try:
                         if loop is None:
                             loop = LoopDev(self.scratch, fs, cfg.fs_size)
-                        self.run_target(loop, fs, tname, screen, done, total)
+                        self.run_target(loop, fs, tname, make, workloads, screen, done, total)
                     except RunFailed as e:
                         for r in rows:
                             if r["status"] in ("pending", "running"):
                                 r.update(status="failed", error=str(e))
                                 screen.row_done(r)
                         log(f"{fs}/{tname}: {e}", always=not screen.tty)
-                    done += len(self.workloads)
+                    done += len(workloads)
         self.complete = True
 
-    def run_target(self, loop, fs, tname, screen, done, total):
+    def run_target(self, loop, fs, tname, make, workloads, screen, done, total):
         cfg = self.cfg
-        target = make_target(tname, cfg, self.scratch)
+        target = make(cfg, self.scratch)
         with CLEANUP.scope():
             prog = lambda msg: screen.progress(f"{fs} · {tname}: {msg}")
             target.prepare()
             if target.needs_journald_lock:
                 self.journald_lock(prog)
             target.check_mountpoint()
+            target.setup()
             mp = target.mountpoint(fs)
             check_not_under(self.scratch, mp)
             prog("mkfs")
@@ -100,7 +114,7 @@ class Compare:
             wait_quiet(loop.name, cfg.settle, cfg.settle * 5)
             log(f"{loop.name} quiet")
             seq = 1
-            for i, w in enumerate(self.workloads):
+            for i, w in enumerate(workloads):
                 r = self.row(fs, tname, w.name)
                 r["status"] = "running"
                 label = f"[{done + i + 1}/{total}] {fs} · {tname} · {w.name}"
@@ -118,7 +132,7 @@ class Compare:
                 r.update(res)
                 r["status"] = "ok"
                 screen.row_done(r)
-                if i + 1 < len(self.workloads):
+                if i + 1 < len(workloads):
                     # The window ended with a syncfs and a quiet second, so
                     # nothing is pending: a shorter quiet spell will do.
                     q = min(cfg.settle, 2.0)
@@ -127,17 +141,30 @@ class Compare:
             prog(f"stopping {tname}")
 
     def window(self, loop, mp, target, w, seq, prog):
-        cfg = self.cfg
         tag = f"{loop.fs}-{target.slug}-{w.name.replace(':', '-')}"
         with CLEANUP.scope():
+            if target.before_window(w, prog):
+                wait_quiet(loop.name, 1.0, 30)
             tracer = Tracer(self.scratch, tag)
             prog("starting amptrace")
-            tracer.start(loop.name, target.trace_args())
+            # Kernel audit on (journald 257's default): amptrace's program
+            # loads become records journald stores.  Write those out before
+            # the lines, and take that start-up off the row (tracer.py).
+            audit_on = audit.get() in (1, 2)
+            tracer.start(loop.name, target.trace_args(), metrics=audit_on)
+            base = None
+            if audit_on:
+                prog("writing out amptrace's start-up (kernel audit is on)")
+                syncfs(mp)
+                wait_quiet(loop.name, 1.0, 10)
+                base = tracer.baseline(loop.name, time.time())
+                log(f"kernel audit on: {sum(base[0].values())} bytes written while amptrace "
+                    "started, taken off the row")
             target.begin()
-            c0 = devstat(loop.name)
+            c0 = base[2] if base else devstat(loop.name)
             log("tracer attached")
             t0, t1 = w.run(target, seq, prog)
-            log(f"{target.name} took {target.sent_lines} lines")
+            log(f"{target.name} took {target.sent_lines} {'files' if w.files else 'lines'}")
             target.after_drain()
             if w.writeback_wait:
                 end = time.monotonic() + w.writeback_wait
@@ -152,13 +179,19 @@ class Compare:
             summary = tracer.stop()
             log("tracer summary read")
             c1 = devstat(loop.name)
-        res = result_from_summary(summary, loop.name, target.sent_lines, target.sent_bytes)
+        res = result_from_summary(summary, loop.name, target.sent_lines, target.sent_bytes,
+                                  base, c1[1] - c0[1] if base else None)
         res["window_counter_bytes"] = c1[0] - c0[0]     # our own read, a cross-check
         res["elapsed_s"] = round(t1 - t0, 3)
         res["lines_per_s"] = (target.sent_lines / (t1 - t0)) if w.kind == "bulk" and t1 > t0 \
             else None
         res["device"] = loop.name
         res["trace_preset"] = target.preset
+        res["unit"] = "file" if w.files else "line"
+        res["audit"] = audit_on
+        if getattr(target, "version", None):
+            res["journald"] = {"version": target.version, "chroot": bool(target.root),
+                               "settings": dict(target.settings)}
         if not res["device_seen"]:
             raise RunFailed(f"no device {loop.name} in the tracer's summary")
         return res

@@ -25,7 +25,15 @@ COLUMNS = [  # (header, width, key / function)
     ("OTHER", 5, lambda r: fmt_pct((r.get("class_share") or {}).get("other"))),
     ("COVER", 7, lambda r: "-" if r.get("coverage") is None else f"{100 * r['coverage']:.1f}%"),
     ("LINES/S", 8, lambda r: fmt_int(r.get("lines_per_s"))),
+    ("TIME", 7, lambda r: "-" if r.get("elapsed_s") is None else f"{r['elapsed_s']:.2f}s"),
 ]
+
+
+def fit(rows):
+    """Widen the FS, TARGET and WORKLOAD columns to the longest name."""
+    for i, key in enumerate(("fs", "target", "workload")):
+        h, w, c = COLUMNS[i]
+        COLUMNS[i] = (h, max([w] + [len(r.get(key, "")) for r in rows]), c)
 
 
 def row_text(r):
@@ -59,6 +67,7 @@ class Screen:
         self.status = ""
         self.last = 0.0
         self.started = time.monotonic()
+        fit(rows)
         if not self.tty:
             print(title, file=out)
             print(header_text(), file=out, flush=True)

@@ -1,29 +1,24 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The log targets: what a line is, and the loggers that take it
-(journald in a private namespace, a private rsyslogd, the O_APPEND
-writer), each started on a loop filesystem and drained to the last line."""
+"""The log targets: what a line is, the target names (-t), and the loggers
+that take a line (a private rsyslogd, the O_APPEND writer; journald is in
+journald.py, the untar / rm -rf tree in tree.py), each started on a loop
+filesystem and drained to the last line."""
 import contextlib
-import fcntl
 import os
-import random
 import re
 import select
 import shutil
 import socket
-import struct
 import subprocess
-import termios
 import time
 
-from .devices import block_dev_of, loop_behind
-from .paths import APPEND_WRITER, JOURNALD
-from .util import CLEANUP, RunFailed, rm_rf_if_there, rmdir_if_there, run, sleep, spawn, \
-    stop_process, wait_for, wait_progress
+from .paths import APPEND_WRITER
+from .util import CLEANUP, RunFailed, run, sleep, spawn, stop_process, wait_for, wait_progress
 
-# Shared with tests/lib.sh: one standalone journald user at a time on a host.
-JOURNALD_LOCK = "/run/lock/amptest-journald.lock"
 TAG = "amptrace-compare"            # syslog tag / SYSLOG_IDENTIFIER
 TARGETS = ["journald", "rsyslog", "append", "append+fdatasync"]
+# Not a logger: the filesystem alone, for the metadata workloads.
+TREE = "tree"
 FILLER = ("lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod "
           "tempor incididunt ut labore et dolore magna aliqua ")
 
@@ -69,13 +64,22 @@ class Target:
 
     @property
     def slug(self):
-        return re.sub(r"[^a-z0-9]+", "-", self.name)
+        return re.sub(r"[^a-z0-9]+", "-", self.name.lower()).strip("-")
 
     def trace_args(self):
         return ["-p", str(self.proc.pid), "--preset", self.preset]
 
     def check_mountpoint(self):
         pass
+
+    def setup(self):
+        """Under the journald lock, before the mount: what the mount point
+        needs (journald's chroot)."""
+
+    def before_window(self, w, prog):
+        """Before the tracer starts (the tree's gated tar); True if the
+        device was written meanwhile."""
+        return False
 
     def begin(self):
         """A window starts: count lines and bytes from here."""
@@ -88,153 +92,86 @@ class Target:
             raise RunFailed(f"{self.name} exited ({self.proc.returncode}); see {self.errlog}")
 
 
-class JournaldTarget(Target):
-    """A standalone systemd-journald in a private namespace: its storage is
-    /var/log/journal/MACHINE_ID.NAMESPACE (our loop filesystem is mounted
-    there), its sockets /run/systemd/journal.NAMESPACE/.  A namespace goes
-    straight to persistent storage (no /run journal, no flush), and does not
-    collide with a system journald.  Lines are native-protocol datagrams."""
-    name = "journald"
-    preset = "journald"
-    needs_journald_lock = True
+class Rsyslogd:
+    """A private rsyslogd (config and work folder in the scratch folder)
+    reading one socket and writing exactly "%msg%\\n" of our tag's messages
+    to a file on the loop filesystem; omfile's defaults (4 KiB buffer,
+    flushed at the end of each batch), as tests/lib.sh start_rsyslog."""
 
-    def __init__(self, cfg, scratch):
-        super().__init__(cfg, scratch)
-        try:
-            with open("/etc/machine-id") as f:
-                self.machine_id = f.read().strip()
-        except OSError:
-            self.machine_id = "none"
-        for _ in range(100):
-            ns = "ampcmp" + "".join(random.choice("0123456789abcdef") for _ in range(8))
-            if not os.path.lexists(f"/run/systemd/journal.{ns}") and \
-               not os.path.lexists(f"/var/log/journal/{self.machine_id}.{ns}"):
-                break
-        self.ns = ns
-        self.rundir = f"/run/systemd/journal.{ns}"
-        self.sock_path = f"{self.rundir}/socket"
-        self.sock = None
+    def __init__(self, scratch, name):
+        self.dir = os.path.join(scratch, name)
+        self.bin = self.find()
+        self.proc = None
+        self.errlog = os.path.join(self.dir, "rsyslogd.log")
 
-    def mountpoint(self, fs):
-        return f"/var/log/journal/{self.machine_id}.{self.ns}"
-
-    def prepare(self):
-        if not os.access(JOURNALD, os.X_OK):
-            raise RunFailed(f"{JOURNALD} not found")
-        if not os.path.exists("/etc/machine-id"):
-            raise RunFailed("no /etc/machine-id (journald needs one)")
-
-    def check_mountpoint(self):
-        """Under the journald lock: /var/log/journal must not be someone
-        else's loop filesystem (a test's journald), we would write into it."""
-        mp = "/var/log/journal"
-        if os.path.ismount(mp):
-            maj, mnr = block_dev_of(mp)
-            loop = loop_behind(maj, mnr)
-            if loop:
-                raise RunFailed(f"{mp} is a loop filesystem ({loop}) that is not ours; "
-                                "not mounting inside it")
-
-    def start(self, mnt, fs):
-        self.errlog = os.path.join(self.scratch, f"journald-{fs}.log")
-        # Paths journald creates for a namespace; ours alone (unique name).
-        for p in (self.rundir, f"/run/log/journal/{self.machine_id}.{self.ns}"):
-            CLEANUP.push(f"rm -r {p}", rm_rf_if_there, p)
-        for p in ("/run/log/journal", "/run/log"):
-            if not os.path.exists(p):
-                CLEANUP.push(f"rmdir {p}", rmdir_if_there, p)
-        # journald@NS.conf.d: no rate limit (100,000 lines in a burst must all
-        # land); everything else is journald's default.
-        dropin = f"/run/systemd/journald@{self.ns}.conf.d"
-        CLEANUP.push(f"rm -r {dropin}", rm_rf_if_there, dropin)
-        os.makedirs(dropin)
-        with open(os.path.join(dropin, "amptrace-compare.conf"), "w") as f:
-            f.write("# amptrace compare: temporary, removed at exit\n"
-                    "[Journal]\nRateLimitBurst=0\n")
-        err = open(self.errlog, "wb")
-        # The only argument is the namespace (journald reads argv[1] as one).
-        self.proc = spawn([JOURNALD, self.ns], stdout=err, stderr=err)
-        err.close()
-        CLEANUP.push(f"stop journald {self.proc.pid}", stop_process, self.proc, "journald")
-        ok = wait_for(lambda: self.proc.poll() is not None or (
-            os.path.exists(self.sock_path) and
-            any(n.endswith(".journal") for n in os.listdir(mnt))), 15)
-        self.alive_or_fail()
-        if not ok:
-            raise RunFailed(f"journald: no socket/journal file within 15 s; see {self.errlog}")
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        CLEANUP.push("close journald socket", self.sock.close)
-        self.sock.connect(self.sock_path)
-
-    def send(self, seq):
-        body, fields = line_text(seq, self.cfg)
-        msg = [f"MESSAGE={body}", "PRIORITY=6", f"SYSLOG_IDENTIFIER={TAG}"]
-        msg += [f"{k}={v}" for k, v in fields]
-        self.sock.send(("\n".join(msg) + "\n").encode())
-        self.sent_lines += 1
-        self.sent_bytes += len(text_line(seq, self.cfg))
-
-    def flush(self):
-        pass
-
-    def drain(self, stall, prog):
-        # A datagram stays charged to the sender's socket (SIOCOUTQ) until
-        # journald has received it; then it is written at once.  journald
-        # then arms a 250 ms timer (ftruncate, to wake readers): after_drain.
-        def outq():
-            return struct.unpack("i", fcntl.ioctl(self.sock.fileno(), termios.TIOCOUTQ,
-                                                  struct.pack("i", 0)))[0]
-        if not wait_progress(lambda: outq() == 0 or self.proc.poll() is not None, outq, stall,
-                             lambda q: prog(f"journald has {q:,} bytes of datagrams to take")):
-            raise RunFailed(f"journald took none of its datagrams for {stall:.0f} s")
-        self.alive_or_fail()
-        return time.monotonic()
-
-    def after_drain(self):
-        sleep(0.6)      # journald's 250 ms post-change timer, and a margin
-
-
-class RsyslogTarget(Target):
-    """A private rsyslogd (config and socket in the scratch folder) writing
-    exactly one text line per message to a file on the loop filesystem."""
-    name = "rsyslog"
-
-    def prepare(self):
-        self.bin = shutil.which("rsyslogd") or "/usr/sbin/rsyslogd"
-        if not os.access(self.bin, os.X_OK):
+    @staticmethod
+    def find():
+        path = shutil.which("rsyslogd") or "/usr/sbin/rsyslogd"
+        if not os.access(path, os.X_OK):
             raise RunFailed("rsyslogd not installed")
+        return path
 
-    def start(self, mnt, fs):
-        d = os.path.join(self.scratch, f"rsyslog-{fs}")
-        os.mkdir(d)
-        self.logfile = os.path.join(mnt, "amptrace-compare.log")
-        self.sock_path = os.path.join(d, "sock")
-        self.errlog = os.path.join(d, "rsyslogd.log")
-        conf = os.path.join(d, "rsyslog.conf")
-        # As tests/lib.sh start_rsyslog: only our tag, exactly "%msg%\n"; omfile's
-        # defaults (4 KiB buffer, flushed at the end of each batch).
+    def start(self, logfile, sock_path):
+        os.mkdir(self.dir)
+        self.logfile = logfile
+        conf = os.path.join(self.dir, "rsyslog.conf")
         with open(conf, "w") as f:
-            f.write(f'''global(workDirectory="{d}")
+            f.write(f'''global(workDirectory="{self.dir}")
 module(load="imuxsock" SysSock.Use="off")
 parser(name="amp.rfc3164" type="pmrfc3164" remove.msgFirstSpace="on")
 template(name="amp.msgonly" type="string" string="%msg%\\n")
 ruleset(name="amp" parser="amp.rfc3164") {{
     if $programname == "{TAG}" then
-        action(type="omfile" file="{self.logfile}" template="amp.msgonly")
+        action(type="omfile" file="{logfile}" template="amp.msgonly")
     stop
 }}
-input(type="imuxsock" Socket="{self.sock_path}" ruleset="amp" useSpecialParser="off"
+input(type="imuxsock" Socket="{sock_path}" ruleset="amp" useSpecialParser="off"
       RateLimit.Interval="0")
 ''')
         run([self.bin, "-N1", "-f", conf])
         err = open(self.errlog, "wb")
-        self.proc = spawn([self.bin, "-n", "-f", conf, "-i", os.path.join(d, "pid")],
+        self.proc = spawn([self.bin, "-n", "-f", conf, "-i", os.path.join(self.dir, "pid")],
                           stdout=err, stderr=err)
         err.close()
         CLEANUP.push(f"stop rsyslogd {self.proc.pid}", stop_process, self.proc, "rsyslogd")
-        if not wait_for(lambda: os.path.exists(self.sock_path) or self.proc.poll() is not None, 15):
+        if not wait_for(lambda: os.path.exists(sock_path) or self.proc.poll() is not None, 15):
             raise RunFailed(f"rsyslogd: no socket within 15 s; see {self.errlog}")
         self.alive_or_fail()
+
+    def alive_or_fail(self):
+        if self.proc.poll() is not None:
+            raise RunFailed(f"rsyslogd exited ({self.proc.returncode}); see {self.errlog}")
+
+    def size(self):
+        try:
+            return os.stat(self.logfile).st_size     # stat: no atime, no write
+        except FileNotFoundError:
+            return 0
+
+    def wait_file(self, want, stall, prog):
+        """Until the file holds WANT bytes; stuck for STALL s is a failure."""
+        if not wait_progress(lambda: self.size() >= want or self.proc.poll() is not None,
+                             self.size, stall,
+                             lambda n: prog(f"rsyslog wrote {n:,} of {want:,} bytes")):
+            raise RunFailed(f"rsyslog stuck at {self.size()} of {want} bytes for {stall:.0f} s")
+        self.alive_or_fail()
+
+
+class RsyslogTarget(Target):
+    """A private rsyslogd taking our lines on a socket in the scratch
+    folder, one text line per message in a file on the loop filesystem."""
+    name = "rsyslog"
+
+    def prepare(self):
+        Rsyslogd.find()
+
+    def start(self, mnt, fs):
+        d = self.daemon = Rsyslogd(self.scratch, f"rsyslog-{fs}")
+        self.sock_path = os.path.join(d.dir, "sock")
+        self.errlog = d.errlog
+        d.start(os.path.join(mnt, "amptrace-compare.log"), self.sock_path)
+        self.proc = d.proc
+        self.logfile = d.logfile
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         CLEANUP.push("close rsyslog socket", self.sock.close)
         self.sock.connect(self.sock_path)
@@ -255,17 +192,7 @@ input(type="imuxsock" Socket="{self.sock_path}" ruleset="amp" useSpecialParser="
         pass
 
     def drain(self, stall, prog):
-        want = self.base_size + self.sent_bytes
-
-        def size():
-            try:
-                return os.stat(self.logfile).st_size     # stat: no atime, no write
-            except FileNotFoundError:
-                return 0
-        if not wait_progress(lambda: size() >= want or self.proc.poll() is not None, size, stall,
-                             lambda n: prog(f"rsyslog wrote {n:,} of {want:,} bytes")):
-            raise RunFailed(f"rsyslog stuck at {size()} of {want} bytes for {stall:.0f} s")
-        self.alive_or_fail()
+        self.daemon.wait_file(self.base_size + self.sent_bytes, stall, prog)
         return time.monotonic()
 
     def after_drain(self):
@@ -350,11 +277,3 @@ class AppendTarget(Target):
 
     def after_drain(self):
         pass
-
-
-def make_target(name, cfg, scratch):
-    if name == "journald":
-        return JournaldTarget(cfg, scratch)
-    if name == "rsyslog":
-        return RsyslogTarget(cfg, scratch)
-    return AppendTarget(cfg, scratch, fdatasync=name == "append+fdatasync")

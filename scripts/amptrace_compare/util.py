@@ -4,7 +4,6 @@ processes, waiting, and number formats.  Depends on nothing else here."""
 import contextlib
 import ctypes
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -226,9 +225,36 @@ def rmdir_if_there(d):
         os.rmdir(d)
 
 
+def rm_tree(top):
+    """rm -r that stays on TOP's filesystem: a mount point below it (a
+    chroot's /sys or /proc whose unmount failed) is never entered; it is
+    named, and the removal fails rather than reach into the host."""
+    if not os.path.lexists(top):
+        return
+    dev = os.lstat(top).st_dev
+    skipped, dirs_seen = [], []
+    for d, dirs, files in os.walk(top):
+        dirs_seen.append(d)
+        for n in list(dirs):
+            p = os.path.join(d, n)
+            if os.path.islink(p):
+                files.append(n)
+                dirs.remove(n)
+            elif os.lstat(p).st_dev != dev or os.path.ismount(p):
+                skipped.append(p)
+                dirs.remove(n)
+        for n in files:
+            os.unlink(os.path.join(d, n))
+    for d in reversed(dirs_seen):
+        if not any(s.startswith(d + "/") for s in skipped):
+            os.rmdir(d)
+    if skipped:
+        raise OSError(f"left {', '.join(skipped)}: another filesystem is mounted there")
+
+
 def rm_rf_if_there(p):
     if os.path.isdir(p) and not os.path.islink(p):
-        shutil.rmtree(p)
+        rm_tree(p)
     elif os.path.lexists(p):
         os.unlink(p)
 
