@@ -8,12 +8,13 @@ ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
 	-e 's/ppc64le/powerpc/' -e 's/s390x/s390/' -e 's/riscv64/riscv/')
 
 CFLAGS ?= -O2 -g
+# -Iuser: user/ includes name their folder ("out/report.h", "sys/paths.h").
 CFLAGS += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -Iuser $(EXTRA_CFLAGS)
 LDLIBS += $(shell pkg-config --libs libbpf json-c 2>/dev/null || echo -lbpf -ljson-c) -lelf -lz
-# Mount points of the paths the kernel side records (user/mounts.c).
+# Mount points of the paths the kernel side records (user/sys/mounts.c).
 CFLAGS += $(shell pkg-config --cflags mount)
 LDLIBS += $(shell pkg-config --libs mount)
-# The metrics endpoint (user/metrics.c) serves HTTP from its own thread.
+# The metrics endpoint (user/out/metrics.c) serves HTTP from its own thread.
 LDLIBS += $(shell pkg-config --libs libmicrohttpd) -lpthread
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -Ibpf \
 	-Wall -Wno-unused-function
@@ -21,11 +22,14 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -I
 BIN ?= amptrace
 # scripts/version.sh: git describe in a checkout, the VERSION file in a tarball.
 AMP_VERSION ?= $(shell scripts/version.sh)
-USER_SRCS := $(wildcard user/*.c)
+# user/ and its folders (user/README.md): one object folder each.
+USER_SRCS := $(wildcard user/*.c user/*/*.c)
 USER_OBJS := $(USER_SRCS:%.c=$(OUTPUT)/%.o)
 TEST_BINS := $(OUTPUT)/tests/synth_writer $(OUTPUT)/tests/append_writer $(OUTPUT)/tests/bench_writer
-# libFuzzer target for the journal reader: its own files only (no BPF, no main.c).
-FUZZ_SRCS := tests/fuzz_journal.c $(wildcard user/journal_*.c)
+# libFuzzer target for the journal reader: its own files only (no BPF, no
+# main.c, no json-c: not the display or export helpers beside it).
+FUZZ_SRCS := tests/fuzz_journal.c $(addprefix user/journal/,journal_file.c journal_hash.c \
+	journal_check.c journal_writes.c)
 FUZZER := $(OUTPUT)/tests/fuzz_journal
 FUZZ_SECONDS ?= 600
 
@@ -43,7 +47,7 @@ endif
 
 all: $(BIN) $(TEST_BINS)
 
-$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests:
+$(OUTPUT) $(OUTPUT)/tests:
 	$(Q)mkdir -p $@
 
 $(OUTPUT)/vmlinux.h: | $(OUTPUT)
@@ -62,10 +66,13 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 $(OUTPUT)/version.h: FORCE | $(OUTPUT)
 	$(Q)v='#define AMP_VERSION "$(AMP_VERSION)"'; \
 		[ "$$(cat $@ 2>/dev/null)" = "$$v" ] || echo "$$v" >$@
-$(OUTPUT)/user/version.o: $(OUTPUT)/version.h
+$(OUTPUT)/user/cli/version.o: $(OUTPUT)/version.h
 
-$(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/amptrace.skel.h | $(OUTPUT)/user
+# The skeleton must exist before the first compile; after that the -MMD
+# files say which objects include it (the tracer), and only those follow it.
+$(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/amptrace.skel.h
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(BIN): $(USER_OBJS)
@@ -76,9 +83,9 @@ $(OUTPUT)/tests/%: tests/%.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@
 
-$(FUZZER): $(FUZZ_SRCS) user/journal_file.h | $(OUTPUT)/tests
+$(FUZZER): $(FUZZ_SRCS) $(wildcard user/journal/*.h) | $(OUTPUT)/tests
 	$(call msg,FUZZ-CC,$@)
-	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -Iuser -Wall -Wextra \
+	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -Iuser -Iuser/journal -Wall -Wextra \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $(FUZZ_SRCS) -o $@
 
 deps:
@@ -169,4 +176,4 @@ deb:
 clean:
 	$(Q)rm -rf $(OUTPUT) build-asan amptrace
 
--include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*.d)
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*.d $(OUTPUT)/user/*/*.d)

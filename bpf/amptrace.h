@@ -142,8 +142,9 @@ struct amp_txn_key {
 
 struct amp_txn_stats {
 	__u64 handles_traced;	/* opened by threads with an entry */
-	__u64 handles_untraced;	/* by anyone else (flusher, other tasks) */
+	__u64 handles_untraced;	/* by kernel threads (the flusher allocating blocks) */
 	__u64 journal_bytes;	/* its commit's journal blocks, as written */
+	__u64 handles_user;	/* by untraced user tasks: never charged to entries */
 };
 
 /* Sent once the commit has ended: its journal bytes are final. */
@@ -183,6 +184,7 @@ struct amp_dev_stats {
 	__u64 late_bytes;	/* traced folios written after their entry was reported */
 	__u64 ios;
 	__u64 unwalked_bytes;	/* request bytes past the walk limit (in OTHER) */
+	__u64 meta_untraced;	/* metadata bytes of pages untraced user tasks dirtied */
 };
 
 /* Per dirtied file (dev, ino) of traced entries: dev as stat() reports it

@@ -253,6 +253,15 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 			goto advance;
 		}
 	}
+	if (cls == AMP_CLASS_METADATA && host) {
+		/* Metadata an untraced process dirtied itself: not for sharing. */
+		__u64 bit, *mw = meta_untraced_word(&key, &bit);
+
+		if (*mw & bit) {
+			__sync_fetch_and_and(mw, ~bit);
+			__sync_fetch_and_add(&ds->meta_untraced, chunk);
+		}
+	}
 	charge_class(w, ds, cls, chunk);
 advance:
 	w->done += chunk;

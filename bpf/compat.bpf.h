@@ -16,6 +16,12 @@
 #define AMP_S_IFREG  0100000
 #define AMP_S_IFCHR  0020000
 #define AMP_KMSG_RDEV ((1u << 20) | 11)	/* /dev/kmsg, kernel dev_t encoding */
+#define AMP_PF_KTHREAD 0x00200000	/* include/linux/sched.h, stable since 2.6 */
+
+static __always_inline bool current_is_kthread(void)
+{
+	return bpf_get_current_task_btf()->flags & AMP_PF_KTHREAD;
+}
 
 /*
  * folio_nr_pages(): 6.13+ keeps the count in folio->_nr_pages

@@ -8,15 +8,31 @@
 #ifndef AMPTRACE_DIRTY_BPF_H
 #define AMPTRACE_DIRTY_BPF_H
 
-/* The word and bit of dirtied_bits for one folio. */
-static __always_inline __u64 *dirtied_word(const struct amp_page_key *key, __u64 *bit)
+/* A well-mixed hash of a page key, for the bitmaps below. */
+static __always_inline __u64 page_key_hash(const struct amp_page_key *key)
 {
 	__u64 h = (key->ino * 0x9E3779B97F4A7C15ULL) ^ (key->index * 0xC2B2AE3D27D4EB4FULL) ^
 		  ((__u64)key->dev << 32);
 
-	h ^= h >> 29;
+	return h ^ (h >> 29);
+}
+
+/* The word and bit of dirtied_bits for one folio. */
+static __always_inline __u64 *dirtied_word(const struct amp_page_key *key, __u64 *bit)
+{
+	__u64 h = page_key_hash(key);
+
 	*bit = 1ULL << (h & 63);
 	return &dirtied_bits[(h >> 6) & (AMP_DIRTIED_WORDS - 1)];
+}
+
+/* The word and bit of meta_untraced_bits for one page. */
+static __always_inline __u64 *meta_untraced_word(const struct amp_page_key *key, __u64 *bit)
+{
+	__u64 h = page_key_hash(key) * 0xD6E8FEB86659FD93ULL;
+
+	*bit = 1ULL << (h >> 58);
+	return &meta_untraced_bits[(h >> 20) & (AMP_META_WORDS - 1)];
 }
 
 /* Mark a folio dirtied since the start (a store only the first time). */
@@ -104,8 +120,19 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 		e = entry_open(t, pid_tgid, &start, bpf_ktime_get_boot_ns());
 	}
 	if (!e || !t) {
-		if (t)
+		if (t) {
 			STAT_INC(pages_untracked);
+		} else if (!current_is_kthread() &&
+			   !inode_holds_data(host->i_mode, key.ino, sb) &&
+			   sb->s_magic != AMP_BTRFS_SUPER_MAGIC) {
+			/* An untraced process's own metadata (see the map).  Not
+			 * btrfs's btree blocks: whoever commits a transaction
+			 * (a `sync` too) copies them for everyone. */
+			__u64 bit, *w = meta_untraced_word(&key, &bit);
+
+			if (!(*w & bit))
+				__sync_fetch_and_or(w, bit);
+		}
 		goto not_owned;
 	}
 	if (!filter_dev)

@@ -64,7 +64,13 @@ int BPF_PROG(on_jbd2_handle_start, dev_t dev, tid_t tid, unsigned int type,
 		return 0;
 	e = thread_entry(thread_state(false));
 	if (!e) {
-		__sync_fetch_and_add(&ts->handles_untraced, 1);
+		/* A kernel thread's handle (the flusher allocating blocks for
+		 * traced data too) is shared by window; an untraced process's
+		 * is its own business, never charged to an entry. */
+		if (current_is_kthread())
+			__sync_fetch_and_add(&ts->handles_untraced, 1);
+		else
+			__sync_fetch_and_add(&ts->handles_user, 1);
 		return 0;
 	}
 	__sync_fetch_and_add(&ts->handles_traced, 1);

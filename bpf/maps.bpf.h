@@ -44,6 +44,17 @@ __u32 startup_own = 0;
 #define AMP_DIRTIED_WORDS (1 << 15)	/* 2^21 bits, 256 KiB */
 __u64 dirtied_bits[AMP_DIRTIED_WORDS];
 
+/*
+ * Metadata pages (block-device, directory) an untraced user process
+ * dirtied itself, e.g. ext4 without a journal allocating its inodes: their
+ * write-out is that process's, never shared by window among the traced
+ * entries.  A bit per hash of the page, cleared when it is written; a
+ * collision only leaves such bytes to the window rule, as before.  (With
+ * a journal, jbd2 dirties the metadata it checkpoints, a kernel thread.)
+ */
+#define AMP_META_WORDS (1 << 12)	/* 2^18 bits, 32 KiB */
+__u64 meta_untraced_bits[AMP_META_WORDS];
+
 /* syscall number -> enum amp_syscall_kind, filled from the chosen preset. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

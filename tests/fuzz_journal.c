@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer target for the journal reader (user/journal_*.c): every entry
+ * libFuzzer target for the journal reader (user/journal/journal_*.c): every entry
  * point explain uses, on arbitrary bytes.  Built with
  * -fsanitize=fuzzer,address,undefined, so any out-of-bounds read, leak or
  * undefined behaviour is a crash.  Two properties are also asserted:

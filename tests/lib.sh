@@ -220,27 +220,36 @@ use_journald() {
     _log "use_journald: journald $JOURNALD_VERSION${JOURNALD_ROOT:+ in chroot $JOURNALD_ROOT${AMP_JOURNALD_CONF:+, journald.conf: $AMP_JOURNALD_CONF}}"
 }
 
-# The chroot for a Debian release's journald: SUITE.
-_journald_chroot() {
-    local suite=$1 lower rc=0 root
-    lower=$("$AMP_ROOT/scripts/debian-rootfs.sh" "$suite") || rc=$?
-    ((rc == 77)) && skip "journald of Debian $suite: the Debian registry cannot be reached and no $suite tree is cached (scripts/debian-rootfs.sh)"
-    ((rc == 0)) || { _log "use_journald: no $suite tree"; return 1; }
-    _journald_lock
-    root=$AMP_TMP/root-$suite
-    mkdir -p "$root" "$AMP_TMP/ovl-$suite/upper" "$AMP_TMP/ovl-$suite/work"
-    mount -t overlay amptest-root -o "lowerdir=$lower,upperdir=$AMP_TMP/ovl-$suite/upper,workdir=$AMP_TMP/ovl-$suite/work" "$root"
-    at_exit _umount_robust "$root"
+# rootfs_overlay SUITE [PKG,...]: the cached Debian tree of SUITE (with
+# those packages: scripts/debian-rootfs.sh) under an overlay of the test's
+# own, mounted at $ROOTFS: the cache never changes, and nothing a test does
+# there stays.  Skips where the tree can be neither had nor made.
+ROOTFS=''
+rootfs_overlay() {
+    local suite=$1 pkgs=${2:-} lower rc=0 dir
+    lower=$("$AMP_ROOT/scripts/debian-rootfs.sh" "$suite" "$pkgs") || rc=$?
+    ((rc == 77)) && skip "Debian $suite: the Debian registry cannot be reached and no $suite tree is cached (scripts/debian-rootfs.sh)"
+    ((rc == 0)) || { _log "rootfs_overlay: no $suite tree"; return 1; }
+    dir=$(mktemp -d "$AMP_TMP/rootfs-$suite.XXXX")
+    mkdir -p "$dir/root" "$dir/upper" "$dir/work"
+    mount -t overlay "amptest-$suite" -o "lowerdir=$lower,upperdir=$dir/upper,workdir=$dir/work" "$dir/root"
+    at_exit _umount_robust "$dir/root"
+    ROOTFS=$dir/root
+}
+
+# rootfs_system ROOT: what a chroot's daemons and tools need: /proc, /sys
+# (--rbind: journald 257 refuses to start without it), a private /dev with
+# the usual nodes and /dev/log pointing at journald's syslog socket (the
+# host's /dev is never touched), and a private /run.
+rootfs_system() {
+    local root=$1 node
     mount -t proc proc "$root/proc"
     at_exit umount -l "$root/proc"
     # rslave: unmounting the copies must never reach the host's own mounts.
     mount --rbind /sys "$root/sys" && mount --make-rslave "$root/sys"
     at_exit umount -R -l "$root/sys"
-    # A /dev of its own: journald needs a few nodes, and /dev/log must
-    # point at its syslog socket without touching the host's /dev.
     mount -t tmpfs -o mode=0755,size=1m amptest-dev "$root/dev"
     at_exit _umount_robust "$root/dev"
-    local node
     for node in null zero full random urandom kmsg tty; do
         cp -a "/dev/$node" "$root/dev/$node"
     done
@@ -248,10 +257,18 @@ _journald_chroot() {
     ln -s /proc/self/fd "$root/dev/fd"
     mount -t tmpfs -o mode=0755,size=64m amptest-run "$root/run"
     at_exit _umount_robust "$root/run"
-    JOURNALD_ROOT=$root JOURNAL_DIR=$root/var/log/journal
-    JOURNALD_SOCK=$root/run/systemd/journal/socket
+}
+
+# The chroot for a Debian release's journald: SUITE.
+_journald_chroot() {
+    local suite=$1
+    _journald_lock
+    rootfs_overlay "$suite"
+    rootfs_system "$ROOTFS"
+    JOURNALD_ROOT=$ROOTFS JOURNAL_DIR=$ROOTFS/var/log/journal
+    JOURNALD_SOCK=$ROOTFS/run/systemd/journal/socket
     # (Not `systemd-journald --version`: 257 takes no options, and starts.)
-    JOURNALD_VERSION=$(chroot "$root" dpkg-query -W -f '${Version}' systemd 2>/dev/null)
+    JOURNALD_VERSION=$(chroot "$ROOTFS" dpkg-query -W -f '${Version}' systemd 2>/dev/null)
     JOURNALD_VERSION=${JOURNALD_VERSION%%[.-]*}
     [[ -n $JOURNALD_VERSION ]] || { _log "use_journald: no journald in the $suite tree"; return 1; }
 }
@@ -441,15 +458,28 @@ send_rsyslog_line() {
 
 # ---------------------------------------------------------------- tracer ---
 
-AMP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export AMP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 AMPTRACE=${AMPTRACE:-$AMP_ROOT/amptrace}
 SYNTH_WRITER=${SYNTH_WRITER:-$AMP_ROOT/build/tests/synth_writer}
 TRACE_OUT='' TRACER_PID=''
 
 # start_tracer ARGS...: `amptrace trace -j ARGS` in the background, its JSON
-# lines in $TRACE_OUT.  Returns once its programs are attached.
+# lines in $TRACE_OUT.  Returns once its programs are attached.  With
+# --dev DISK, the test reads /sys/block/DISK/stat itself before the tracer
+# starts and after it stops: stop_tracer puts "DISK BYTES" in the file
+# $AMP_TRACE_COUNTER (exported), which checks.py compares with the classes.
 start_tracer() {
+    local a prev=''
     TRACE_OUT=$AMP_TMP/trace.json
+    TRACE_DEV=''
+    for a in "$@"; do
+        [[ $prev == --dev ]] && TRACE_DEV=$a
+        [[ $a == --dev=* ]] && TRACE_DEV=${a#--dev=}
+        prev=$a
+    done
+    export AMP_TRACE_COUNTER=$AMP_TMP/trace.counter
+    rm -f "$AMP_TRACE_COUNTER"
+    [[ -z $TRACE_DEV ]] || TRACE_C0=$(devstat_written_bytes "$TRACE_DEV")
     # Empty it here: the child's own 2> truncates only after the fork, and
     # a previous tracer's "tracing (" line would end the wait below at once.
     : >"$AMP_TMP/tracer.err"
@@ -477,6 +507,8 @@ stop_tracer() {
     wait_for "! _alive $TRACER_PID" 30 || { _log "stop_tracer: amptrace ignored SIGINT"; return 1; }
     wait "$TRACER_PID" || rc=$?
     ((rc == 0)) || { grep -v '^libbpf' "$AMP_TMP/tracer.err" >&2; _log "stop_tracer: exit $rc"; return 1; }
+    [[ -z $TRACE_DEV ]] ||
+        echo "$TRACE_DEV $(($(devstat_written_bytes "$TRACE_DEV") - TRACE_C0))" >"$AMP_TRACE_COUNTER"
     tail -n 1 "$TRACE_OUT" | grep -q '"type":"summary"' ||
         { _log "stop_tracer: no summary line"; return 1; }
 }

@@ -25,8 +25,10 @@ for t in "${tests[@]}"; do
         77) skipped=$((skipped + 1)); status=SKIP ;;
         *) failed=$((failed + 1)); status=FAIL ;;
     esac
-    printf '%-4s %-28s %4ds\n' "$status" "$name" $((SECONDS - start))
-    if [[ $status != PASS ]]; then
+    why=''   # a skip says why on its own line: the test's SKIP: message
+    [[ $status != SKIP ]] || why="  ($(sed -n 's/^SKIP: //p' "$logdir/$name.log" | tail -n 1))"
+    printf '%-4s %-28s %4ds%s\n' "$status" "$name" $((SECONDS - start)) "$why"
+    if [[ $status == FAIL ]]; then
         sed 's/^/    | /' "$logdir/$name.log" | tail -n 40
     fi
 done

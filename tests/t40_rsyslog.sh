@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Real rsyslog writing to a loop ext4, --preset write: each line it writes
-# is one entry with that line's byte count.
+# is one entry with that line's byte count, and the log file's pages, from
+# its own growth, are each dirtied once and written whole.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -20,5 +21,6 @@ wait_for "[[ \$(wc -l <$log) -ge 5 ]]" 10 || fail "rsyslog wrote $(wc -l <"$log"
 sync
 stop_tracer
 
-python3 "$AMP_ROOT/tests/checks.py" rsyslog "$TRACE_OUT" "$log" "$(stat -c %i "$log")"
+python3 "$AMP_ROOT/tests/checks.py" rsyslog "$TRACE_OUT" "$log" "$(stat -c %i "$log")" \
+    "$(getconf PAGESIZE)" "$(stat -f -c %S "$mnt")"
 python3 "$AMP_ROOT/tests/checks.py" devsum "$TRACE_OUT" "$LOOPNAME"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzz the journal reader (user/journal_*.c) with libFuzzer under ASan and
+# Fuzz the journal reader (user/journal/journal_*.c) with libFuzzer under ASan and
 # UBSan (tests/fuzz_journal.c), for AMP_FUZZ_SECONDS (20 here; `make fuzz`
 # runs 600).  Seeds: small files written by journald 252's own append code
 # in all four layouts (compact/regular x keyed/unkeyed), cut to their last

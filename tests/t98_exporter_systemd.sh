@@ -21,14 +21,8 @@ done
     fail "build-deb.sh: $(tail -20 "$AMP_TMP/build.out")"
 deb=$(tail -n 1 "$AMP_TMP/build.out")
 names=$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed 's/(.*)//; s/|.*//; s/ //g' | grep -v '^$' | sort -u | paste -sd,)
-rc=0
-lower=$("$AMP_ROOT/scripts/debian-rootfs.sh" bookworm "man-db,$names,curl,libcap2-bin,bpftool,dbus") || rc=$?
-((rc == 77)) && skip "no Debian 12 tree: the Debian registry cannot be reached and none is cached"
-((rc == 0)) || fail "scripts/debian-rootfs.sh failed"
-root=$AMP_TMP/root
-mkdir -p "$root" "$AMP_TMP/ovl/upper" "$AMP_TMP/ovl/work"
-mount -t overlay amptest-nspawn -o "lowerdir=$lower,upperdir=$AMP_TMP/ovl/upper,workdir=$AMP_TMP/ovl/work" "$root"
-at_exit _umount_robust "$root"
+rootfs_overlay bookworm "man-db,$names,curl,libcap2-bin,bpftool,dbus"
+root=$ROOTFS
 cp "$deb" "$root/tmp/"
 chroot "$root" dpkg -i "/tmp/$(basename "$deb")" >"$AMP_TMP/dpkg.log" 2>&1 || fail "dpkg -i: $(tail "$AMP_TMP/dpkg.log")"
 cp "$AMP_ROOT/scripts/exporter-check.sh" "$root/root/"
@@ -63,6 +57,7 @@ wait_for '[[ $(inside systemctl is-system-running 2>/dev/null) =~ ^(running|degr
     fail "container did not boot: $(inside systemctl is-system-running 2>&1); $(tail "$AMP_TMP/nspawn.log")"
 ok "Debian 12 booted under systemd-nspawn ($(inside systemctl --version | head -1)), amptrace $(dpkg-deb -f "$deb" Version) installed"
 
+rc=0
 inside /bin/bash /root/exporter-check.sh >"$AMP_TMP/check.log" 2>&1 || rc=$?
 cat "$AMP_TMP/check.log"
 ((rc == 0)) || fail "exporter-check.sh in the container: $(inside journalctl -u amptrace-exporter -n 20 --no-pager 2>&1)"

@@ -33,24 +33,9 @@ ok "built $(basename "$deb"), lintian clean (overrides: $(grep -c '^amptrace:' "
 
 # The tree: Debian 12 with man-db and exactly the Depends (names only).
 names=$(tr ',' '\n' <<<"$depends" | sed 's/(.*)//; s/|.*//; s/ //g' | grep -v '^$' | sort -u | paste -sd,)
-rc=0
-lower=$("$AMP_ROOT/scripts/debian-rootfs.sh" bookworm "man-db,$names") || rc=$?
-((rc == 77)) && skip "no Debian 12 tree: the Debian registry cannot be reached and none is cached"
-((rc == 0)) || fail "scripts/debian-rootfs.sh bookworm man-db,$names failed"
-root=$AMP_TMP/root
-mkdir -p "$root" "$AMP_TMP/ovl/upper" "$AMP_TMP/ovl/work"
-mount -t overlay amptest-deb -o "lowerdir=$lower,upperdir=$AMP_TMP/ovl/upper,workdir=$AMP_TMP/ovl/work" "$root"
-at_exit _umount_robust "$root"
-mount -t proc proc "$root/proc"
-at_exit umount -l "$root/proc"
-# rslave: unmounting the copies must never reach the host's own mounts.
-mount --rbind /sys "$root/sys" && mount --make-rslave "$root/sys"
-at_exit umount -R -l "$root/sys"
-mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev"
-at_exit umount -R -l "$root/dev"
-# A /run of its own, as a booted system has (systemd-analyze writes there).
-mount -t tmpfs -o mode=0755,size=16m amptest-deb-run "$root/run"
-at_exit _umount_robust "$root/run"
+rootfs_overlay bookworm "man-db,$names"
+root=$ROOTFS
+rootfs_system "$root"   # a /run of its own too, as a booted system has (systemd-analyze writes there)
 in_root() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"; }
 [[ $(in_root dpkg-query -W -f '${Version}' base-files) == 12* ]] || fail "not a Debian 12 tree"
 # man-db would keep formatted copies in /var/cache/man, which outlive the

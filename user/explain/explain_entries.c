@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The traced entries, read into the loader's own model (struct amp_entry
+ * and struct entry_costs): from `amptrace trace -j` lines, from a record
+ * file, or from `amptrace report` as it reads its record.  Each keeps only
+ * the page runs it uses, as the ledger holds entries.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "util.h"
+#include "explain/explain_entries.h"
+#include "out/record.h"
+#include "sys/devstat.h"
+#include "sys/presets.h"
+
+/* ------------------------------------------------------------ the list --- */
+
+static struct xentry *xtrace_add(struct xtrace *tr, const struct amp_entry *e,
+				 const struct entry_costs *c, __u64 realtime_us)
+{
+	__u32 runs = e->nr_runs < AMP_SCATTER_MAX ? e->nr_runs : AMP_SCATTER_MAX;
+	size_t len = offsetof(struct amp_entry, runs) + runs * sizeof(struct amp_page_run);
+	struct xentry *x;
+
+	if (amp_grow(&tr->v, &tr->cap, tr->n + 1, sizeof(*tr->v)))
+		return NULL;
+	x = calloc(1, offsetof(struct xentry, e) + len);
+	if (!x)
+		return NULL;
+	memcpy(&x->e, e, len);
+	x->e.nr_runs = runs;
+	x->c = *c;
+	x->realtime_us = realtime_us;
+	for (int i = 0; i < AMP_SCATTER_MAX; i++)
+		x->file[i] = -1;
+	tr->v[tr->n++] = x;
+	return x;
+}
+
+void xtrace_free(struct xtrace *tr)
+{
+	for (size_t i = 0; i < tr->n; i++)
+		free(tr->v[i]);
+	free(tr->v);
+	memset(tr, 0, sizeof(*tr));
+}
+
+/* The wall clock of a kernel time stamp, as the report prints it (µs). */
+static __u64 realtime_us(__u64 boot_ns, __s64 boot_to_real_ns)
+{
+	return ((__s64)boot_ns + boot_to_real_ns) / 1000;
+}
+
+void xentry_time(const struct xentry *x, char *buf, size_t len)
+{
+	time_t sec = x->realtime_us / 1000000;
+	struct tm tm;
+	size_t n;
+
+	gmtime_r(&sec, &tm);
+	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, len - n, ".%06lluZ", (unsigned long long)(x->realtime_us % 1000000));
+}
+
+/* Which journal file run i lies in: by (dev, ino) as stat() has them, or
+ * by path (the trace's name for the file, or NULL). */
+static void locate(struct xentry *x, __u32 i, const struct explain_opts *opt, const char *path)
+{
+	const struct amp_page_run *r = &x->e.runs[i];
+
+	x->file[i] = xrun_meta(r) ? -1 :
+		explain_file_of(opt, kdev_major(r->dev), kdev_minor(r->dev), r->ino, path);
+}
+
+void xtrace_locate(struct xtrace *tr, const struct explain_opts *opt)
+{
+	for (size_t i = 0; i < tr->n; i++) {
+		struct xentry *x = tr->v[i];
+
+		for (__u32 k = 0; k < x->e.nr_runs; k++)
+			locate(x, k, opt, tr->path ? tr->path(tr->path_ctx, x->e.runs[k].dev,
+							      x->e.runs[k].ino, x->e.pid) : NULL);
+	}
+}
+
+/* ---------------------------------------------------- from a record --- */
+
+static void sink_entry_cb(void *self, const struct amp_entry *e, const struct entry_costs *c)
+{
+	struct xtrace *tr = self;
+
+	if (!xtrace_add(tr, e, c, realtime_us(e->start_ns, tr->boot_to_real_ns)))
+		amp_err("explain: out of memory");
+}
+
+struct sink xtrace_sink(struct xtrace *tr, __s64 boot_to_real_ns, amp_path_fn path, void *ctx)
+{
+	static const struct sink_ops ops = { .entry = sink_entry_cb };
+
+	tr->boot_to_real_ns = boot_to_real_ns;
+	tr->path = path;
+	tr->path_ctx = ctx;
+	return (struct sink){ .ops = &ops, .self = tr };
+}
+
+static int load_record(struct xtrace *tr, const struct explain_opts *opt, const char *path)
+{
+	struct record_reader *rr = record_open(path);
+	struct record_item it;
+	enum record_status st;
+	struct sink k;
+
+	if (!rr)
+		return -1;
+	k = xtrace_sink(tr, record_header(rr)->boot_to_real_ns, record_path, rr);
+	while ((st = record_next(rr, &it)) == RECORD_MORE)
+		if (it.type == RECORD_ENTRY)
+			sink_entry(&k, &it.entry, &it.costs);
+	if (st == RECORD_CORRUPT)
+		amp_err("%s: corrupt record %s", path, record_problem(rr));
+	else if (st == RECORD_TRUNCATED)
+		fprintf(stderr, "%s: %s: truncated %s: %zu entries read\n", amp_prog, path,
+			record_problem(rr), tr->n);
+	if (st != RECORD_CORRUPT)
+		xtrace_locate(tr, opt);
+	record_close(rr);
+	return st == RECORD_CORRUPT ? -1 : 0;
+}
+
+/* -------------------------------------------------- from trace -j lines --- */
+
+static bool get_u64(json_object *o, const char *k, __u64 *v)
+{
+	json_object *x;
+
+	if (!json_object_object_get_ex(o, k, &x) ||
+	    !(json_object_is_type(x, json_type_int) || json_object_is_type(x, json_type_double)))
+		return false;
+	*v = json_object_get_uint64(x);
+	return true;
+}
+
+static bool get_i64(json_object *o, const char *k, int64_t *v)
+{
+	json_object *x;
+
+	if (!json_object_object_get_ex(o, k, &x) || !json_object_is_type(x, json_type_int))
+		return false;
+	*v = json_object_get_int64(x);
+	return true;
+}
+
+static const char *get_str(json_object *o, const char *k)
+{
+	json_object *x;
+
+	if (!json_object_object_get_ex(o, k, &x) || !json_object_is_type(x, json_type_string))
+		return NULL;
+	return json_object_get_string(x);
+}
+
+/* "2024-05-01T15:00:58.580123Z" -> microseconds since the epoch. */
+static bool parse_time(const char *s, __u64 *us)
+{
+	struct tm tm = { 0 };
+	const char *p = s ? strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+	__u64 frac = 0;
+	int digits = 0;
+	time_t t;
+
+	if (!p)
+		return false;
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			if (digits < 6) {
+				frac = frac * 10 + (*p - '0');
+				digits++;
+			}
+	for (; digits < 6; digits++)
+		frac *= 10;
+	if (*p != 'Z' || p[1])
+		return false;
+	t = timegm(&tm);
+	if (t < 0)
+		return false;
+	*us = (__u64)t * 1000000 + frac;
+	return true;
+}
+
+/* One "entry" line into e and c, its run paths into paths[]: 0 or -1. */
+static int parse_entry(json_object *o, struct amp_entry *e, struct entry_costs *c,
+		       __u64 *rt, const char **paths)
+{
+	__u64 v, dirtied, written;
+	json_object *sc, *db, *x;
+	const char *s;
+	bool settled;
+	int64_t i64;
+	size_t n;
+
+	memset(e, 0, sizeof(*e));
+	memset(c, 0, sizeof(*c));
+	e->type = AMP_REC_ENTRY;
+	if (!get_u64(o, "id", &v))
+		return -1;
+	e->id = v;
+	if (!get_u64(o, "boot_ns", &v) || !(s = get_str(o, "time")) || !parse_time(s, rt) ||
+	    !get_u64(o, "pages_dirtied", &v) ||
+	    !json_object_object_get_ex(o, "dev_bytes", &db) ||
+	    !json_object_object_get_ex(o, "scatter", &sc) ||
+	    !json_object_is_type(sc, json_type_array))
+		return -1;
+	e->pages_dirtied = v;
+	get_u64(o, "boot_ns", &v);
+	e->start_ns = v;
+	if (!get_u64(db, "data", &v))
+		return -1;
+	e->dev_bytes[AMP_CLASS_DATA] = v;
+	if (!get_u64(db, "metadata", &v))
+		return -1;
+	e->dev_bytes[AMP_CLASS_METADATA] = v;
+	snprintf(e->comm, sizeof(e->comm), "%s", get_str(o, "comm") ?: "?");
+	e->syscall_nr = syscall_nr(get_str(o, "syscall") ?: "?");
+	if (get_i64(o, "pid", &i64))
+		e->pid = i64;
+	if (get_i64(o, "tid", &i64))
+		e->tid = i64;
+	if (get_i64(o, "bytes", &i64))
+		e->bytes = i64;
+	if (get_u64(o, "scatter_dropped", &v))
+		e->runs_dropped = v;
+	get_u64(db, "journal", &c->journal);	/* absent in older traces */
+	get_u64(db, "window", &c->window);
+	/* Settled is every dirtied folio written; a trace has both counts
+	 * (older ones only "settled"). */
+	settled = json_object_object_get_ex(o, "settled", &x) && json_object_get_boolean(x);
+	if (get_u64(o, "folios_dirtied", &dirtied) && get_u64(o, "folios_written", &written)) {
+		e->folios_dirtied = dirtied;
+		e->folios_written = written;
+	} else {
+		e->folios_dirtied = !settled;
+	}
+	n = json_object_array_length(sc);
+	if (n > AMP_SCATTER_MAX)
+		return -1;
+	e->nr_runs = n;
+	for (size_t i = 0; i < n; i++) {
+		json_object *r = json_object_array_get_idx(sc, i), *w;
+		struct amp_page_run *run = &e->runs[i];
+		const char *dev = get_str(r, "dev"), *kind = get_str(r, "kind");
+		unsigned maj, min;
+		__u64 np;
+
+		if (!dev || sscanf(dev, "%u:%u", &maj, &min) != 2 ||
+		    !get_u64(r, "ino", &run->ino) || !get_u64(r, "page", &v) ||
+		    !get_u64(r, "npages", &np) || np > 0xffff)
+			return -1;
+		run->dev = (maj << 20) | min;
+		run->index = v;
+		run->npages = np;
+		run->kind = kind && !strcmp(kind, "metadata") ? AMP_PAGE_META : AMP_PAGE_FILE;
+		run->written = json_object_object_get_ex(r, "written", &w) &&
+			       json_object_get_boolean(w);
+		paths[i] = get_str(r, "path");
+	}
+	return 0;
+}
+
+static int load_json(struct xtrace *tr, const struct explain_opts *opt, const char *path, FILE *f)
+{
+	static struct amp_entry e;
+	const char *paths[AMP_SCATTER_MAX];
+	struct entry_costs c;
+	char *line = NULL;
+	size_t cap = 0;
+	int lineno = 0, err = 0;
+	__u64 rt;
+
+	while (!err && getline(&line, &cap, f) > 0) {
+		json_object *o;
+		const char *type;
+
+		lineno++;
+		if (line[0] == '\n')
+			continue;
+		o = json_tokener_parse(line);
+		if (!o || !json_object_is_type(o, json_type_object)) {
+			amp_err("%s:%d: not a JSON object (expected `amptrace trace -j` output)",
+				path, lineno);
+			err = -1;
+		} else if ((type = get_str(o, "type")) && !strcmp(type, "entry")) {
+			struct xentry *x;
+
+			if (parse_entry(o, &e, &c, &rt, paths)) {
+				amp_err("%s:%d: entry record lacks id, time, boot_ns, pages_dirtied, "
+					"dev_bytes or a valid scatter list", path, lineno);
+				err = -1;
+			} else if (!(x = xtrace_add(tr, &e, &c, rt))) {
+				err = -ENOMEM;
+			} else {
+				/* The paths live in o: find the files now. */
+				for (__u32 i = 0; i < x->e.nr_runs; i++)
+					locate(x, i, opt, paths[i]);
+			}
+		}
+		json_object_put(o);
+	}
+	free(line);
+	return err;
+}
+
+int xtrace_load(struct xtrace *tr, const struct explain_opts *opt, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char magic[8];
+	int err;
+
+	memset(tr, 0, sizeof(*tr));
+	if (!f) {
+		amp_err("cannot read trace %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fread(magic, 1, sizeof(magic), f) == sizeof(magic) &&
+	    !memcmp(magic, RECORD_MAGIC, sizeof(magic))) {
+		fclose(f);
+		err = load_record(tr, opt, path);
+	} else {
+		rewind(f);
+		err = load_json(tr, opt, path, f);
+		fclose(f);
+	}
+	if (!err && !tr->n) {
+		amp_err("%s: no entry records", path);
+		err = -1;
+	}
+	return err;
+}

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `amptrace explain --trace`: match the traced entries to the journal
+ * entries journald wrote during them.
+ *
+ * journald stamps an entry with the time its event loop woke up
+ * (sd_event_now), before the receive or read that brought the message, and
+ * handles one event per wake-up.  So journal entries stamped t belong to
+ * the first traced syscall that starts in [t, t'), t' being the next stamp
+ * seen: the one that brought them.  If none does, they came with no traced
+ * syscall (journald's own messages, or kernel ones when /dev/kmsg reads are
+ * not traced) and their pages went to the entry open at t: the last traced
+ * syscall before t.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "util.h"
+#include "explain/explain_match.h"
+
+bool wanted(const struct explain_opts *opt, uint64_t id)
+{
+	if (!opt->nr_ids)
+		return true;
+	for (int i = 0; i < opt->nr_ids; i++)
+		if (opt->ids[i] == id)
+			return true;
+	return false;
+}
+
+void mark_writers(struct xtrace *tr)
+{
+	__u32 pids[64];
+	int np = 0;
+
+	/* The pids that dirtied a given file: journald instances, a few. */
+	for (size_t i = 0; i < tr->n; i++)
+		for (__u32 k = 0; k < tr->v[i]->e.nr_runs; k++) {
+			int p = 0;
+
+			if (tr->v[i]->file[k] < 0)
+				continue;
+			while (p < np && pids[p] != tr->v[i]->e.pid)
+				p++;
+			if (p == np && np < 64)
+				pids[np++] = tr->v[i]->e.pid;
+			break;
+		}
+	for (size_t i = 0; i < tr->n; i++) {
+		tr->v[i]->writer = !np;
+		for (int p = 0; p < np && !tr->v[i]->writer; p++)
+			tr->v[i]->writer = tr->v[i]->e.pid == pids[p];
+	}
+}
+
+/* -------------------------------------------------------- candidates --- */
+
+static int cand_cb(struct jf *f, const struct jf_object *o, void *ctx)
+{
+	struct cands *cs = ctx;
+
+	(void)f;
+	if (o->type != JF_ENTRY)
+		return 0;
+	if (o->entry.realtime >= cs->lo && o->entry.realtime < cs->hi) {
+		if (amp_grow(&cs->c, &cs->cap, cs->n + 1, sizeof(*cs->c)))
+			return -ENOMEM;
+		cs->c[cs->n++] = (struct cand){ cs->file, o->offset, cs->last_entry,
+						o->entry.realtime, o->entry.seqnum, UINT64_MAX,
+						false, "" };
+	}
+	cs->last_entry = o->offset;
+	return 0;
+}
+
+static int by_realtime(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	if (x->realtime != y->realtime)
+		return x->realtime < y->realtime ? -1 : 1;
+	if (x->file != y->file)
+		return x->file - y->file;
+	return x->seqnum < y->seqnum ? -1 : x->seqnum > y->seqnum;
+}
+
+int find_candidates(struct explain_opts *opt, const struct xtrace *tr, struct cands *cs)
+{
+	uint64_t win = opt->window * 1e6;
+
+	memset(cs, 0, sizeof(*cs));
+	cs->lo = UINT64_MAX;
+	for (size_t i = 0; i < tr->n; i++) {
+		if (!tr->v[i]->writer)
+			continue;
+		if (tr->v[i]->realtime_us < cs->lo)
+			cs->lo = tr->v[i]->realtime_us;
+		if (tr->v[i]->realtime_us > cs->hi)
+			cs->hi = tr->v[i]->realtime_us;
+	}
+	cs->lo = cs->lo > win ? cs->lo - win : 0;
+	cs->hi += win + 1;
+	for (int i = 0; i < opt->nr_files; i++) {
+		int r;
+
+		cs->file = i;
+		cs->last_entry = 0;
+		r = jf_build_index(&opt->files[i].jf, cand_cb, cs);
+		if (r)
+			return xfile_error(&opt->files[i], r);
+	}
+	qsort(cs->c, cs->n, sizeof(*cs->c), by_realtime);
+	return 0;
+}
+
+/* The entry's _TRANSPORT value (journal, syslog, stdout, kernel, driver...). */
+static int transport(struct jf *f, uint64_t off, char *buf, size_t len)
+{
+	struct jf_object e, d;
+	int r = jf_object(f, off, JF_ENTRY, &e);
+
+	buf[0] = 0;
+	for (uint64_t i = 0; !r && i < e.entry.n_items; i++) {
+		const uint8_t *p;
+		size_t n;
+
+		r = jf_follow(f, off, "an item of ENTRY", jf_entry_item(f, &e, i), JF_DATA, &d);
+		if (r || d.flags || d.data.payload_size < 11)
+			continue;
+		p = f->map + d.data.payload_offset;
+		if (memcmp(p, "_TRANSPORT=", 11))
+			continue;
+		n = d.data.payload_size - 11 < len - 1 ? d.data.payload_size - 11 : len - 1;
+		for (size_t k = 0; k < n; k++)
+			buf[k] = p[11 + k] > 0x20 && p[11 + k] < 0x7f ? p[11 + k] : '?';
+		buf[n] = 0;
+		break;
+	}
+	return r;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct xentry *x = *(struct xentry *const *)a, *y = *(struct xentry *const *)b;
+
+	if (x->realtime_us != y->realtime_us)
+		return x->realtime_us < y->realtime_us ? -1 : 1;
+	return x->e.start_ns < y->e.start_ns ? -1 : x->e.start_ns > y->e.start_ns;
+}
+
+static int by_owner(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	if (x->owner != y->owner)
+		return x->owner < y->owner ? -1 : 1;
+	if (x->file != y->file)
+		return x->file - y->file;
+	return x->seqnum < y->seqnum ? -1 : x->seqnum > y->seqnum;
+}
+
+/* Give each journal entry to the traced entry whose pages it dirtied (see
+ * the top of this file), then group them by trace entry id. */
+int assign(struct explain_opts *opt, const struct xtrace *tr, struct cands *cs)
+{
+	uint64_t win = opt->window * 1e6;
+	struct xentry **v = malloc((tr->n ? tr->n : 1) * sizeof(*v));
+	int n = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < tr->n; i++)
+		if (tr->v[i]->writer)
+			v[n++] = tr->v[i];
+	qsort(v, n, sizeof(*v), by_start);
+	for (size_t i = 0, next = 0; i < cs->n; i++) {
+		struct cand *c = &cs->c[i];
+		int lo = 0, hi = n, r;
+		uint64_t t_next;
+
+		r = transport(&opt->files[c->file].jf, c->off, c->transport, sizeof(c->transport));
+		if (r) {
+			free(v);
+			return xfile_error(&opt->files[c->file], r);
+		}
+		/* The next wake-up seen: the first later stamp (cs->c is sorted). */
+		if (next <= i)
+			for (next = i + 1; next < cs->n && cs->c[next].realtime == c->realtime; next++)
+				;
+		t_next = next < cs->n ? cs->c[next].realtime : UINT64_MAX;
+		/* lo = first traced syscall starting at or after the stamp */
+		while (lo < hi) {
+			int mid = (lo + hi) / 2;
+
+			if (v[mid]->realtime_us < c->realtime)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < n && v[lo]->realtime_us < t_next && v[lo]->realtime_us - c->realtime <= win) {
+			c->owner = v[lo]->e.id;
+			c->received = true;
+		} else if (lo > 0 && (lo < n || c->realtime - v[lo - 1]->realtime_us <= win)) {
+			c->owner = v[lo - 1]->e.id;	/* written in the open entry */
+		}
+	}
+	free(v);
+	qsort(cs->c, cs->n, sizeof(*cs->c), by_owner);
+	return 0;
+}

@@ -1,0 +1,452 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The ledger: finishes each entry's bill before it is printed.
+ *
+ * The kernel reports an entry once its own pages are written (data, and
+ * metadata pages it dirtied itself).  Two costs come later and are settled
+ * here, in user space, because they are shared between entries:
+ *
+ *  - fs journal, by cause: each jbd2 commit's journal bytes are split over
+ *    the entries that opened handles in that transaction, by their share of
+ *    its handles (the kernel sends one record per commit).
+ *  - by window: device bytes no cause claims (metadata written back by the
+ *    fs, handles opened by the flusher, journal writes outside a commit) are
+ *    split, per disk, over the entries whose pages were written in the same
+ *    write-out window, in proportion to their dirtied pages.  Only what
+ *    kernel threads wrote on the filesystem's behalf: an untraced process's
+ *    own handles and the metadata it dirtied itself are its own, never
+ *    shared (counted per disk as untraced); and the pass's share of the
+ *    untraced writers' data written in it (other, before_start) is theirs
+ *    too, by the same page count.  A window ends
+ *    when the disk has been idle for WINDOW_QUIET_S (longer than ext4's 5 s
+ *    commit interval, so a commit belongs to the pass that caused it), or
+ *    after WINDOW_MAX_S.  Bytes of a window with no entries carry over.
+ *
+ * An entry is printed when both are known.
+ */
+#include <bpf/bpf.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "util.h"
+#include "ledger/ledger.h"
+
+#define WINDOW_QUIET_S 6.0
+#define WINDOW_MAX_S 60.0
+
+struct held {
+	struct entry_costs c;
+	int pending_txns;	/* its transactions not yet committed */
+	bool window_done;
+	struct held *next;
+	/* Last, and allocated only as far as its scatter slots in use go: a
+	 * busy logger has a minute's worth of entries waiting here. */
+	struct amp_entry e;
+};
+
+static size_t entry_len(const struct amp_entry *e)
+{
+	__u32 runs = e->nr_runs < AMP_SCATTER_MAX ? e->nr_runs : AMP_SCATTER_MAX;
+
+	return offsetof(struct amp_entry, runs) + runs * sizeof(struct amp_page_run);
+}
+
+struct known_txn {
+	struct amp_txn_key key;
+	struct amp_txn_stats st;
+	__u64 given;		/* bytes charged to entries so far */
+	bool committed;
+};
+
+struct window {
+	__u32 disk;
+	__u64 base_at_open;	/* unclaimed-bytes counter when it opened */
+	__u64 others_at_open;	/* untraced writers' data bytes when it opened */
+	__u64 pool;		/* unclaimed journal shares added meanwhile */
+	__u64 last_ios;
+	double quiet_since, opened;
+	struct held **entries;
+	size_t nr, cap;
+	__u64 pages;
+};
+
+struct ledger {
+	ledger_emit_fn emit;
+	void *emit_ctx;
+	int devs_fd;
+	struct held *held, **held_tail;
+	size_t nr_ready;	/* held entries whose bill is complete */
+	struct known_txn *txns;
+	size_t nr_txns, cap_txns;
+	struct window *wins;
+	size_t nr_wins, cap_wins;
+	struct ledger_disk *disks;	/* per-disk totals for the summary */
+	size_t nr_disks, cap_disks;
+};
+
+struct ledger *ledger_new(ledger_emit_fn emit, void *ctx, int devs_fd)
+{
+	struct ledger *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	l->emit = emit;
+	l->emit_ctx = ctx;
+	l->devs_fd = devs_fd;
+	l->held_tail = &l->held;
+	return l;
+}
+
+static struct ledger_disk *disk_totals(struct ledger *l, __u32 disk)
+{
+	return amp_row(&l->disks, &l->nr_disks, &l->cap_disks, sizeof(*l->disks),
+		       &disk, sizeof(disk));
+}
+
+const struct ledger_disk *ledger_disk(struct ledger *l, __u32 disk)
+{
+	for (size_t i = 0; i < l->nr_disks; i++)
+		if (l->disks[i].disk == disk)
+			return &l->disks[i];
+	return NULL;
+}
+
+static __u64 page_bytes(void)
+{
+	static __u64 size;
+
+	if (!size)
+		size = sysconf(_SC_PAGESIZE);
+	return size;
+}
+
+/* Bytes on this disk that no cause claimed, as the kernel counts them;
+ * and (others) the data of writers with no entry: untraced, or dirty
+ * before the start. */
+static __u64 unclaimed_counter(struct ledger *l, __u32 disk, __u64 *ios, __u64 *others)
+{
+	struct amp_dev_stats st;
+
+	if (bpf_map_lookup_elem(l->devs_fd, &disk, &st)) {
+		*ios = 0;
+		if (others)
+			*others = 0;
+		return 0;
+	}
+	*ios = st.ios;
+	if (others)
+		*others = st.bytes[AMP_CLASS_OTHER] + st.bytes[AMP_CLASS_BEFORE_START];
+	return st.bytes[AMP_CLASS_METADATA] - st.meta_owned - st.meta_untraced +
+	       st.bytes[AMP_CLASS_JOURNAL] - st.journal_txn;
+}
+
+static struct window *window_of(struct ledger *l, __u32 disk)
+{
+	struct window *w;
+
+	for (size_t i = 0; i < l->nr_wins; i++)
+		if (l->wins[i].disk == disk)
+			return &l->wins[i];
+	w = amp_row(&l->wins, &l->nr_wins, &l->cap_wins, sizeof(*w), &disk, sizeof(disk));
+	if (!w)
+		return NULL;
+	/* From 0: the kernel's counters started when tracing did, and bytes
+	 * written before this disk's first entry belong to its first window. */
+	unclaimed_counter(l, disk, &w->last_ios, NULL);
+	w->quiet_since = w->opened = now_s();
+	return w;
+}
+
+/* Hand a held entry on, widened to a whole struct amp_entry. */
+static void emit_held(struct ledger *l, struct held *h)
+{
+	static struct amp_entry full;
+
+	memset(&full, 0, sizeof(full));
+	memcpy(&full, &h->e, entry_len(&h->e));
+	l->emit(l->emit_ctx, &full, &h->c);
+}
+
+static bool held_ready(const struct held *h)
+{
+	return !h->pending_txns && h->window_done;
+}
+
+/* One more thing known about h: count it if that completed its bill. */
+static void held_progress(struct ledger *l, struct held *h, bool was_ready)
+{
+	if (!was_ready && held_ready(h))
+		l->nr_ready++;
+}
+
+/* Print, in arrival order, every entry whose bill is complete.  The scan
+ * runs only when one is: a record per entry must not cost the whole list. */
+static void print_ready(struct ledger *l)
+{
+	struct held **pp = &l->held, *h;
+
+	if (!l->nr_ready)
+		return;
+	l->nr_ready = 0;
+	while ((h = *pp)) {
+		if (h->pending_txns || !h->window_done) {
+			pp = &h->next;
+			continue;
+		}
+		emit_held(l, h);
+		*pp = h->next;
+		free(h);
+	}
+	l->held_tail = pp;
+}
+
+static struct known_txn *txn_find(struct ledger *l, __u32 dev, __u32 tid)
+{
+	for (size_t i = l->nr_txns; i-- > 0;)
+		if (l->txns[i].key.dev == dev && l->txns[i].key.tid == tid)
+			return &l->txns[i];
+	return NULL;
+}
+
+static __u64 txn_total_handles(const struct known_txn *t)
+{
+	return t->st.handles_traced + t->st.handles_untraced + t->st.handles_user;
+}
+
+/* One entry's share of a committed transaction's journal bytes. */
+static void charge_share(struct ledger *l, struct held *h, struct known_txn *t, __u32 handles)
+{
+	__u64 total = txn_total_handles(t), share;
+	struct ledger_disk *d;
+
+	if (!total)
+		return;
+	share = t->st.journal_bytes * handles / total;
+	if (share > t->st.journal_bytes - t->given)
+		share = t->st.journal_bytes - t->given;
+	t->given += share;
+	h->c.journal += share;
+	d = disk_totals(l, t->key.dev);
+	if (d)
+		d->journal_by_cause += share;
+}
+
+void ledger_entry(struct ledger *l, const struct amp_entry *e)
+{
+	struct held *h = calloc(1, offsetof(struct held, e) + entry_len(e));
+	struct window *w;
+
+	if (!h)
+		return;
+	memcpy(&h->e, e, entry_len(e));
+	for (__u32 i = 0; i < e->nr_txns && i < AMP_ENTRY_TXNS; i++) {
+		struct known_txn *t = txn_find(l, e->txns[i].dev, e->txns[i].tid);
+
+		if (t && t->committed)
+			charge_share(l, h, t, e->txns[i].handles);
+		else
+			h->pending_txns++;
+	}
+	w = e->disk && e->pages_dirtied ? window_of(l, e->disk) : NULL;
+	if (w && !amp_grow(&w->entries, &w->cap, w->nr + 1, sizeof(*w->entries))) {
+		w->entries[w->nr++] = h;
+		w->pages += e->pages_dirtied;
+	} else {
+		h->window_done = true;
+	}
+	/* Nothing left to learn (no pages, commits known): print it now.  Most
+	 * entries of an appending logger dirty nothing; holding them would make
+	 * each one walk the entries that do wait. */
+	if (held_ready(h)) {
+		emit_held(l, h);
+		free(h);
+		return;
+	}
+	*l->held_tail = h;
+	l->held_tail = &h->next;
+}
+
+/* Share of a commit nobody in the trace claims: to its disk's window. */
+static void txn_release_rest(struct ledger *l, struct known_txn *t)
+{
+	struct window *w = window_of(l, t->key.dev);
+
+	if (w && t->st.journal_bytes > t->given)
+		w->pool += t->st.journal_bytes - t->given;
+	t->given = t->st.journal_bytes;
+}
+
+void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec)
+{
+	struct known_txn *t = txn_find(l, rec->dev, rec->tid);
+	__u64 untraced, user;
+
+	if (!t) {
+		if (amp_grow(&l->txns, &l->cap_txns, l->nr_txns + 1, sizeof(*l->txns)))
+			return;
+		t = &l->txns[l->nr_txns++];
+		memset(t, 0, sizeof(*t));
+		t->key.dev = rec->dev;
+		t->key.tid = rec->tid;
+	}
+	t->st = rec->st;
+	t->committed = true;
+
+	/* Entries already waiting for this commit take their share now. */
+	for (struct held *h = l->held; h; h = h->next)
+		for (__u32 i = 0; i < h->e.nr_txns && i < AMP_ENTRY_TXNS; i++)
+			if (h->e.txns[i].dev == rec->dev && h->e.txns[i].tid == rec->tid) {
+				bool was = held_ready(h);
+
+				charge_share(l, h, t, h->e.txns[i].handles);
+				h->pending_txns--;
+				held_progress(l, h, was);
+			}
+	/* Handles of kernel threads (the flusher allocating blocks): by
+	 * window.  Handles of untraced processes: theirs, never shared. */
+	untraced = txn_total_handles(t) ?
+		   t->st.journal_bytes * t->st.handles_untraced / txn_total_handles(t) :
+		   t->st.journal_bytes;
+	user = txn_total_handles(t) ?
+	       t->st.journal_bytes * t->st.handles_user / txn_total_handles(t) : 0;
+	if (untraced) {
+		struct window *w = window_of(l, t->key.dev);
+
+		if (w)
+			w->pool += untraced;
+		t->given += untraced;
+	}
+	if (user) {
+		struct ledger_disk *d = disk_totals(l, t->key.dev);
+
+		if (d)
+			d->untraced += user;
+		t->given += user;
+	}
+	print_ready(l);
+}
+
+/*
+ * Share the window's unclaimed bytes over its entries by their pages, the
+ * untraced writers' data pages written meanwhile counting as writers too:
+ * their share is theirs (untraced).  A window with neither carries its
+ * bytes over (a commit written before the data it was for).
+ */
+static void window_close(struct ledger *l, struct window *w, __u64 base_now, __u64 others_now)
+{
+	__u64 bytes = base_now - w->base_at_open + w->pool, given = 0;
+	__u64 other_pages = (others_now - w->others_at_open) / page_bytes();
+	struct ledger_disk *d = disk_totals(l, w->disk);
+
+	if (!w->nr && !other_pages)
+		return;
+	if (other_pages) {
+		__u64 theirs = bytes * other_pages / (w->pages + other_pages);
+
+		if (d)
+			d->untraced += theirs;
+		bytes -= theirs;
+	}
+	for (size_t i = 0; i < w->nr; i++) {
+		struct held *h = w->entries[i];
+		__u64 share = i + 1 == w->nr ? bytes - given :
+			      w->pages ? bytes * h->e.pages_dirtied / w->pages : 0;
+
+		bool was = held_ready(h);
+
+		h->c.window += share;
+		given += share;
+		h->window_done = true;
+		held_progress(l, h, was);
+	}
+	if (d)
+		d->by_window += given;
+	w->nr = 0;
+	w->pages = 0;
+	w->pool = 0;
+	w->base_at_open = base_now;
+	w->others_at_open = others_now;
+	w->opened = now_s();
+}
+
+/* Close the windows whose disk went quiet (or that ran too long). */
+void ledger_tick(struct ledger *l, bool force)
+{
+	double now = now_s();
+
+	for (size_t i = 0; i < l->nr_wins; i++) {
+		struct window *w = &l->wins[i];
+		__u64 ios, others, base = unclaimed_counter(l, w->disk, &ios, &others);
+
+		if (ios != w->last_ios) {
+			w->last_ios = ios;
+			w->quiet_since = now;
+		}
+		if (force || now - w->quiet_since >= WINDOW_QUIET_S ||
+		    now - w->opened >= WINDOW_MAX_S)
+			window_close(l, w, base, others);
+	}
+	print_ready(l);
+}
+
+/* End of run: commits still running count as they stand; print the rest. */
+void ledger_flush(struct ledger *l, int txns_fd)
+{
+	struct amp_txn_key key, *prev = NULL;
+	struct amp_txn_rec rec = { .type = AMP_REC_TXN };
+
+	while (!bpf_map_get_next_key(txns_fd, prev, &key)) {
+		if (!bpf_map_lookup_elem(txns_fd, &key, &rec.st)) {
+			rec.dev = key.dev;
+			rec.tid = key.tid;
+			ledger_txn(l, &rec);
+		}
+		prev = &key;
+	}
+	/* Entries waiting on a commit the trace never saw: nothing to share. */
+	for (struct held *h = l->held; h; h = h->next) {
+		bool was = held_ready(h);
+
+		h->pending_txns = 0;
+		held_progress(l, h, was);
+	}
+	for (size_t i = 0; i < l->nr_txns; i++)
+		txn_release_rest(l, &l->txns[i]);
+	ledger_tick(l, true);
+	for (size_t i = 0; i < l->nr_wins; i++) {
+		struct ledger_disk *d = disk_totals(l, l->wins[i].disk);
+		__u64 ios;
+
+		/* Unclaimed bytes of windows that never had an entry. */
+		if (d)
+			d->left_over = unclaimed_counter(l, l->wins[i].disk, &ios, NULL) -
+				       l->wins[i].base_at_open + l->wins[i].pool;
+	}
+	for (struct held *h = l->held; h; h = h->next) {
+		bool was = held_ready(h);
+
+		h->window_done = true;
+		held_progress(l, h, was);
+	}
+	print_ready(l);
+}
+
+void ledger_free(struct ledger *l)
+{
+	struct held *h, *n;
+
+	if (!l)
+		return;
+	for (h = l->held; h; h = n) {
+		n = h->next;
+		free(h);
+	}
+	for (size_t i = 0; i < l->nr_wins; i++)
+		free(l->wins[i].entries);
+	free(l->wins);
+	free(l->txns);
+	free(l->disks);
+	free(l);
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The ledger: an entry's bill completed in user space, with the costs
+ * shared between entries (fs journal commits, write-out windows).
+ */
+#ifndef AMPTRACE_LEDGER_H
+#define AMPTRACE_LEDGER_H
+
+#include <linux/types.h>
+#include <stdbool.h>
+#include "amptrace.h"
+
+/* Costs settled here, on top of the kernel's (an entry's dev_bytes). */
+struct entry_costs {
+	__u64 journal;		/* fs journal, by cause: share of its commits */
+	__u64 window;		/* unclaimed metadata/journal, by window */
+};
+
+/* Per disk, for the summary. */
+struct ledger_disk {
+	__u32 disk;
+	__u64 journal_by_cause;
+	__u64 by_window;
+	__u64 left_over;	/* unclaimed in windows with no entry, at exit */
+	__u64 untraced;		/* commit shares of untraced processes' handles */
+};
+
+struct ledger;
+/* Called once per entry, with its bill complete. */
+typedef void (*ledger_emit_fn)(void *ctx, const struct amp_entry *e,
+			       const struct entry_costs *c);
+/* devs_fd: the kernel's per-disk class counters (unclaimed bytes). */
+struct ledger *ledger_new(ledger_emit_fn emit, void *ctx, int devs_fd);
+void ledger_entry(struct ledger *l, const struct amp_entry *e);
+void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec);
+/* Close the write-out windows that are due (force: all). */
+void ledger_tick(struct ledger *l, bool force);
+/* End of run: commits still running (the txns map) count as they stand. */
+void ledger_flush(struct ledger *l, int txns_fd);
+const struct ledger_disk *ledger_disk(struct ledger *l, __u32 disk);
+void ledger_free(struct ledger *l);
+
+#endif /* AMPTRACE_LEDGER_H */

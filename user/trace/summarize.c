@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A running trace's totals: per device the kernel's class counters and the
+ * device's own counter (/sys/block/DISK/stat), both as differences from a
+ * baseline read together at the start; per file the kernel's files map;
+ * the loss counters summed over CPUs.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "util.h"
+#include "sys/devstat.h"
+#include "trace/summarize.h"
+
+struct baseline {
+	char name[AMP_DISK_NAME_LEN];
+	__u32 kdev;
+	struct disk_counter c;
+	struct amp_dev_stats st;
+};
+
+struct summarizer {
+	int devs_fd, files_fd, stats_fd;
+	const char *only_dev;
+	struct baseline *base;
+	size_t nr_base, cap_base;
+};
+
+static int snapshot_dev(struct summarizer *z, __u32 kdev, struct amp_dev_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	return bpf_map_lookup_elem(z->devs_fd, &kdev, st);
+}
+
+/* /sys/block's entries, not dot files, in name order (as `ls` lists them). */
+static int disk_name(const struct dirent *d)
+{
+	return d->d_name[0] != '.';
+}
+
+struct summarizer *summarizer_new(int devs_fd, int files_fd, int stats_fd, const char *only_dev)
+{
+	struct summarizer *z = calloc(1, sizeof(*z));
+	struct dirent **names = NULL;
+	unsigned major, minor;
+	int n;
+
+	if (!z)
+		return NULL;
+	z->devs_fd = devs_fd;
+	z->files_fd = files_fd;
+	z->stats_fd = stats_fd;
+	z->only_dev = only_dev;
+	n = scandir("/sys/block", &names, disk_name, alphasort);
+	for (int i = 0; i < n; i++) {
+		const char *name = names[i]->d_name;
+		struct baseline *b;
+
+		if ((only_dev && strcmp(name, only_dev)) || strlen(name) >= AMP_DISK_NAME_LEN ||
+		    disk_lookup(name, &major, &minor) ||
+		    amp_grow(&z->base, &z->cap_base, z->nr_base + 1, sizeof(*b)))
+			continue;
+		b = &z->base[z->nr_base];
+		memset(b, 0, sizeof(*b));
+		memcpy(b->name, name, strlen(name) + 1);	/* shorter than the field: checked */
+		b->kdev = (major << 20) | minor;
+		if (disk_read_counter(name, &b->c))
+			continue;
+		snapshot_dev(z, b->kdev, &b->st);
+		z->nr_base++;
+	}
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return z;
+}
+
+void summarizer_free(struct summarizer *z)
+{
+	if (!z)
+		return;
+	free(z->base);
+	free(z);
+}
+
+static struct summary_dev *add_dev(struct summary *s, size_t *cap)
+{
+	if (amp_grow(&s->devs, cap, s->nr_devs + 1, sizeof(*s->devs)))
+		return NULL;
+	return &s->devs[s->nr_devs++];
+}
+
+void summarize_devs(struct summarizer *z, struct summary *s)
+{
+	size_t cap = s->nr_devs;
+	__u32 key, *prev = NULL;
+
+	/* Every disk we saw bytes for, and every disk whose counter moved. */
+	for (size_t i = 0; i < z->nr_base; i++) {
+		struct baseline *b = &z->base[i];
+		struct summary_dev d = { .kdev = b->kdev }, *p;
+		struct disk_counter now;
+
+		memcpy(d.name, b->name, sizeof(d.name));
+		snapshot_dev(z, b->kdev, &d.st);
+		for (int k = 0; k < AMP_NR_CLASSES; k++)
+			d.st.bytes[k] -= b->st.bytes[k];
+		d.st.charged_bytes -= b->st.charged_bytes;
+		d.st.late_bytes -= b->st.late_bytes;
+		d.st.ios -= b->st.ios;
+		d.st.unwalked_bytes -= b->st.unwalked_bytes;
+		d.st.meta_owned -= b->st.meta_owned;
+		d.st.journal_txn -= b->st.journal_txn;
+		d.st.meta_untraced -= b->st.meta_untraced;
+		if (!disk_read_counter(b->name, &now)) {
+			d.have_counter = true;
+			d.delta.sectors_written = now.sectors_written - b->c.sectors_written;
+			d.delta.write_ios = now.write_ios - b->c.write_ios;
+		}
+		if (!d.st.ios && !d.delta.sectors_written && !z->only_dev)
+			continue;
+		p = add_dev(s, &cap);
+		if (!p)
+			return;
+		*p = d;
+	}
+	/* Disks that appeared during the run: no counter baseline. */
+	while (!bpf_map_get_next_key(z->devs_fd, prev, &key)) {
+		bool known = false;
+
+		for (size_t i = 0; i < z->nr_base; i++)
+			known |= z->base[i].kdev == key;
+		if (!known) {
+			struct summary_dev *p = add_dev(s, &cap);
+
+			if (!p)
+				return;
+			memset(p, 0, sizeof(*p));
+			p->kdev = key;
+			if (!bpf_map_lookup_elem(z->devs_fd, &key, &p->st))
+				memcpy(p->name, p->st.name, AMP_DISK_NAME_LEN);
+			else
+				s->nr_devs--;
+		}
+		prev = &key;
+	}
+}
+
+static void summarize_files(struct summarizer *z, struct summary *s)
+{
+	struct amp_file_key key, *prev = NULL;
+	size_t cap = s->nr_files;
+	struct summary_file *f;
+
+	while (!bpf_map_get_next_key(z->files_fd, prev, &key)) {
+		if (amp_grow(&s->files, &cap, s->nr_files + 1, sizeof(*f)))
+			break;
+		f = &s->files[s->nr_files];
+		f->key = key;
+		if (!bpf_map_lookup_elem(z->files_fd, &key, &f->st) && !f->st.excluded)
+			s->nr_files++;
+		prev = &f->key;
+	}
+}
+
+/* The per-CPU loss counters, summed. */
+static void sum_losses(struct summarizer *z, struct amp_stats *out)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct amp_stats *per = calloc(ncpu > 0 ? ncpu : 1, sizeof(*per));
+	__u32 zero = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!per || ncpu <= 0)
+		goto out;
+	if (bpf_map_lookup_elem(z->stats_fd, &zero, per))
+		goto out;
+	for (int c = 0; c < ncpu; c++) {
+		__u64 *src = (__u64 *)&per[c], *dst = (__u64 *)out;
+
+		for (size_t i = 0; i < sizeof(*out) / sizeof(__u64); i++)
+			dst[i] += src[i];
+	}
+out:
+	free(per);
+}
+
+void summarize_rest(struct summarizer *z, struct summary *s, struct ledger *l, bool files)
+{
+	for (int i = 0; i < s->nr_devs; i++)
+		if (ledger_disk(l, s->devs[i].kdev))
+			s->devs[i].ledger = *ledger_disk(l, s->devs[i].kdev);
+	if (files)
+		summarize_files(z, s);
+	sum_losses(z, &s->losses);
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* A running trace's totals (struct summary), from the kernel's maps and
+ * the disks' own counters, against a baseline taken at the start. */
+#ifndef AMPTRACE_SUMMARIZE_H
+#define AMPTRACE_SUMMARIZE_H
+
+#include <stdbool.h>
+#include "ledger/ledger.h"
+#include "out/summary.h"
+
+struct summarizer;
+/* The baseline: every disk in /sys/block (only_dev: that one), its
+ * counter and the kernel's class counters, read at the same moment.
+ * devs_fd, files_fd, stats_fd: the kernel's devs, files and stats maps. */
+struct summarizer *summarizer_new(int devs_fd, int files_fd, int stats_fd, const char *only_dev);
+/* Devices since the baseline: every disk with bytes or a counter that
+ * moved (all of them with only_dev), and disks that appeared meanwhile. */
+void summarize_devs(struct summarizer *z, struct summary *s);
+/* The rest: the ledger's shares per disk, the losses, and (files) the
+ * per-file totals, a walk of the files map. */
+void summarize_rest(struct summarizer *z, struct summary *s, struct ledger *l, bool files);
+void summarizer_free(struct summarizer *z);
+
+#endif /* AMPTRACE_SUMMARIZE_H */

@@ -1,0 +1,667 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `amptrace trace`, `record`, `top`: the BPF lifecycle and the poll loop.
+ * open -> configure -> load -> attach -> poll -> drain.  User space only
+ * completes and delivers finished entries and sums maps; the kernel side
+ * does all per-event work.  A record from the ring goes:
+ *   settle.c (waits for its device bytes) -> ledger/ (shared costs)
+ *   -> deliver_entry() -> each sink (out/: report, record, metrics, top).
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "util.h"
+#include "ledger/ledger.h"
+#include "out/metrics.h"
+#include "out/record.h"
+#include "out/report.h"
+#include "out/sink.h"
+#include "out/top.h"
+#include "sys/devstat.h"
+#include "sys/paths.h"
+#include "sys/presets.h"
+#include "trace/ksyms.h"
+#include "trace/preflight.h"
+#include "trace/settle.h"
+#include "trace/startup.h"
+#include "trace/summarize.h"
+#include "trace/trace.h"
+#include "amptrace.skel.h"
+
+#define SWEEP_PERIOD		0.5	/* s: ledger windows */
+#define METRICS_PERIOD		1.0	/* s: device counters to metrics, textfile rewritten */
+#define CHECKPOINT_PERIOD	2.0	/* s: a summary into the record, for a killed recorder */
+#define MAX_SINKS		4	/* report, record, metrics, top */
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	stop_requested = 1;
+	signal(sig, SIG_DFL);	/* a second Ctrl-C kills at once */
+}
+
+static bool verbose;
+
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && !verbose)
+		return 0;
+	if (!verbose)
+		return 0;	/* errors are reported as one line by us */
+	return vfprintf(stderr, fmt, ap);
+}
+
+struct tracer {
+	const struct trace_opts *opts;
+	struct amptrace *skel;
+	struct ring_buffer *rb;
+	struct settler *settler;	/* ring -> settled entries -> ledger */
+	struct ledger *ledger;		/* -> complete bills -> sinks */
+	struct summarizer *summarizer;	/* the run's totals, from a baseline */
+	struct startup *startup;	/* amptrace's own start-up cost, where audit is on */
+	/* Where finished entries go: whichever the command and options ask
+	 * for, in this order (the report resolves the paths the record keeps;
+	 * top, last, gives the terminal back first). */
+	struct sink sinks[MAX_SINKS];
+	int nr_sinks;
+	struct report *report;	/* trace, record: its clock for the record */
+	struct recorder *rec;	/* record: its file is never charged */
+	struct top *top;	/* top: its keys */
+	FILE *out;
+	struct amp_settle *slots;	/* the kernel's `unsettled` array, mapped */
+	size_t nr_slots;
+	/* Syscall hooks: enter+exit per preset syscall, or the raw pair. */
+	struct bpf_link *sys_links[2 * AMP_MAX_PRESET_SYSCALLS];
+	int nr_sys_links;
+	const char *sys_hook;	/* which, for the start line */
+	double start, next_sweep, next_stale;
+};
+
+/* A finished entry, its bill complete: to every sink of this run. */
+static void deliver_entry(void *ctx, const struct amp_entry *e, const struct entry_costs *c)
+{
+	struct tracer *t = ctx;
+
+	for (int i = 0; i < t->nr_sinks; i++)
+		sink_entry(&t->sinks[i], e, c);
+}
+
+static int on_record(void *ctx, void *data, size_t len)
+{
+	struct tracer *t = ctx;
+	__u32 type = len >= sizeof(__u32) ? *(__u32 *)data : 0;
+
+	if (type == AMP_REC_TXN && len == sizeof(struct amp_txn_rec))
+		ledger_txn(t->ledger, data);
+	else if (type == AMP_REC_SETTLED && len == sizeof(struct amp_settle))
+		settler_settled(t->settler, data, false);
+	else if (type == AMP_REC_ENTRY && len >= offsetof(struct amp_entry, runs) &&
+		 len <= sizeof(struct amp_entry))
+		settler_entry(t->settler, data, len);
+	return 0;
+}
+
+static int configure(struct tracer *t)
+{
+	const struct trace_opts *o = t->opts;
+	struct amptrace *skel = t->skel;
+	unsigned major, minor;
+
+	skel->rodata->self_tgid = getpid();
+	skel->rodata->page_size = sysconf(_SC_PAGESIZE);
+	skel->rodata->filter_pid = o->nr_pids > 0;
+	skel->rodata->filter_cgroup = o->cgroup != NULL;
+	if (o->comm) {
+		skel->rodata->filter_comm = true;
+		strncpy((char *)skel->rodata->target_comm, o->comm, AMP_COMM_LEN - 1);
+	}
+	if (o->dev) {
+		if (disk_lookup(o->dev, &major, &minor)) {
+			amp_err("cannot read /sys/block/%s/dev", o->dev);
+			return -1;
+		}
+		skel->rodata->filter_dev = true;
+		skel->rodata->target_disk_major = major;
+		skel->rodata->target_disk_minor = minor;
+	}
+	/* A power of 2: the kernel takes its slots in turn, by mask. */
+	t->nr_slots = 1;
+	while (t->nr_slots < o->max_entries)
+		t->nr_slots <<= 1;
+	bpf_map__set_max_entries(skel->maps.unsettled, t->nr_slots);
+	skel->rodata->settle_slot_mask = t->nr_slots - 1;
+	bpf_map__set_max_entries(skel->maps.page_owners, o->max_pages);
+	bpf_map__set_max_entries(skel->maps.files, o->max_files);
+	/* Paths of as many, up to 64 Ki (21 MiB): a file past those keeps its
+	 * basename where no process has it open. */
+	bpf_map__set_max_entries(skel->maps.file_paths, o->max_files < 65536 ? o->max_files : 65536);
+	bpf_map__set_max_entries(skel->maps.events, o->ringbuf_kb * 1024);
+	skel->rodata->ringbuf_quarter = o->ringbuf_kb * 1024 / 4;
+
+	/* xfs log writes are recognised by their completion function. */
+	skel->rodata->xfs_log_end_io = ksym_address("xlog_bio_end_io");
+	if (o->verbose && !skel->rodata->xfs_log_end_io)
+		fprintf(stderr, "amptrace: xlog_bio_end_io not in kallsyms: xfs log counted as metadata\n");
+
+	/* Page-era kernels (before 5.17): per-page dirtying event, no bpf_loop. */
+	if (kernel_has_tracepoint("writeback_dirty_folio")) {
+		bpf_program__set_autoload(skel->progs.on_dirty_page, false);
+	} else {
+		bpf_program__set_autoload(skel->progs.on_dirty_folio, false);
+		if (o->verbose)
+			fprintf(stderr, "amptrace: no writeback_dirty_folio: per-page writeback_dirty_page\n");
+	}
+	if (kernel_has_enum_value("bpf_func_id", "BPF_FUNC_loop") && !getenv("AMPTRACE_NO_BPF_LOOP")) {
+		bpf_program__set_autoload(skel->progs.on_rq_complete_bounded, false);
+	} else {
+		bpf_program__set_autoload(skel->progs.on_rq_complete, false);
+		if (o->verbose)
+			fprintf(stderr, "amptrace: no bpf_loop: request walks in a bounded loop\n");
+	}
+
+	/* ext4's journal is jbd2, often a module: without it, no fs-journal stage. */
+	if (!kernel_has_tracepoint("jbd2_handle_start")) {
+		bpf_program__set_autoload(skel->progs.on_jbd2_handle_start, false);
+		bpf_program__set_autoload(skel->progs.on_jbd2_start_commit, false);
+		bpf_program__set_autoload(skel->progs.on_jbd2_end_commit, false);
+		if (o->verbose)
+			fprintf(stderr, "amptrace: no jbd2 tracepoints (module not loaded?): "
+				"ext4 journal charged by window only\n");
+	}
+	return 0;
+}
+
+/* Our own output file: in the files map beforehand, marked excluded (by
+ * its st_dev, the kernel side's dev: inode_dev() in compat.bpf.h). */
+static int exclude_file(struct tracer *t, int fd)
+{
+	struct amp_file_stats st_excluded = { .excluded = 1 };
+	struct amp_file_key key = {};
+	struct stat st;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return 0;
+	key.dev = kdev_from_user(st.st_dev);
+	key.ino = st.st_ino;
+	return bpf_map__update_elem(t->skel->maps.files, &key, sizeof(key),
+				    &st_excluded, sizeof(st_excluded), BPF_ANY);
+}
+
+static int fill_maps(struct tracer *t, const struct preset_syscall *sys, int nr_sys)
+{
+	const struct trace_opts *o = t->opts;
+	struct amptrace *skel = t->skel;
+	__u8 one = 1;
+	int err;
+
+	for (int i = 0; i < nr_sys; i++) {
+		__u32 key = sys[i].nr;
+		__u8 kind = sys[i].kind;
+
+		if (key >= AMP_MAX_SYSCALLS)
+			continue;
+		err = bpf_map__update_elem(skel->maps.syscall_kinds, &key, sizeof(key),
+					   &kind, sizeof(kind), BPF_ANY);
+		if (err)
+			return err;
+	}
+	for (int i = 0; i < o->nr_pids; i++) {
+		__u32 pid = o->pids[i];
+
+		err = bpf_map__update_elem(skel->maps.target_pids, &pid, sizeof(pid),
+					   &one, sizeof(one), BPF_ANY);
+		if (err)
+			return err;
+	}
+	if (o->cgroup) {
+		int fd = open(o->cgroup, O_RDONLY | O_DIRECTORY);
+		__u32 zero = 0;
+
+		if (fd < 0) {
+			amp_err("cannot open cgroup %s: %s", o->cgroup, strerror(errno));
+			return -1;
+		}
+		err = bpf_map__update_elem(skel->maps.target_cgroup, &zero, sizeof(zero),
+					   &fd, sizeof(fd), BPF_ANY);
+		close(fd);
+		if (err) {
+			amp_err("%s is not a cgroup v2 directory", o->cgroup);
+			return -1;
+		}
+	}
+	/* Our own output is never charged to the traced entries. */
+	err = exclude_file(t, fileno(t->out));
+	if (!err && t->rec)
+		err = exclude_file(t, recorder_fd(t->rec));
+	return err;
+}
+
+/* What the maps and the ledger know besides the devices: ledger shares per
+ * disk, losses, per-file totals (optional: a walk of the files map), and
+ * the settlement's. */
+static void complete_summary(struct tracer *t, struct summary *s, bool files)
+{
+	summarize_rest(t->summarizer, s, t->ledger, files);
+	s->entries_timed_out = settler_timed_out(t->settler);
+	s->late_records = settler_late(t->settler);
+}
+
+/* Reporting and recording need the run's options; metrics listen early,
+ * so a busy port fails before the BPF programs are loaded. */
+static int open_sinks(struct tracer *t)
+{
+	const struct trace_opts *o = t->opts;
+	struct metrics *m;
+
+	if (o->mode != AMP_MODE_TOP) {
+		if (o->output) {
+			t->out = fopen(o->output, "w");
+			if (!t->out) {
+				amp_err("cannot write %s: %s", o->output, strerror(errno));
+				return -1;
+			}
+		}
+		setvbuf(t->out, NULL, _IOLBF, 0);
+		t->report = report_new(t->out, o->json, o->quiet);
+		if (!t->report)
+			return -1;
+		t->sinks[t->nr_sinks++] = report_sink(t->report);
+	}
+	if (o->mode == AMP_MODE_RECORD) {
+		/* The report's clock, so that both print the same times. */
+		t->rec = recorder_new(o->record_path, o->argc, o->argv, report_clock(t->report));
+		if (!t->rec)
+			return -1;
+		t->sinks[t->nr_sinks++] = recorder_sink(t->rec, CHECKPOINT_PERIOD);
+	}
+	if (o->metrics_addr || o->metrics_file) {
+		m = metrics_new(o->metrics_addr, o->metrics_file);
+		if (!m)
+			return -1;
+		t->sinks[t->nr_sinks++] = metrics_sink(m, METRICS_PERIOD);
+	}
+	return 0;
+}
+
+/* ok: the run succeeded, so the recorder may say what it wrote.  Last
+ * opened, first closed: top gives the terminal back before anything. */
+static int close_sinks(struct tracer *t, bool ok)
+{
+	int err = 0;
+
+	while (t->nr_sinks > 0)
+		if (sink_close(&t->sinks[--t->nr_sinks], ok))
+			err = -1;
+	if (t->out && t->out != stdout)
+		fclose(t->out);
+	return err;
+}
+
+/* How often to look for stale entries: a tenth of --settle-timeout, so one
+ * is reported at most 10% late, without reading the whole unsettled map
+ * twice a second. */
+static double stale_period(const struct tracer *t)
+{
+	double p = t->opts->settle_timeout / 10.0;
+
+	return p < SWEEP_PERIOD ? SWEEP_PERIOD : p > 5.0 ? 5.0 : p;
+}
+
+static bool sink_due(const struct sink *k, double now)
+{
+	return k->period > 0 && now >= k->next;
+}
+
+/*
+ * Work that is not per record: report stale entries and close quiet
+ * ledger windows; then give the sinks that are due (top's screen, the
+ * metrics, the record's checkpoint) one shared snapshot of the devices.
+ * True when a sink is done (top has shown its count).
+ */
+static bool periodic(struct tracer *t)
+{
+	double now = now_s();
+	bool due = false, done = false;
+	struct summary s = {};
+
+	if (now >= t->next_stale) {
+		settler_sweep(t->settler, false);
+		t->next_stale = now + stale_period(t);
+	}
+	if (now >= t->next_sweep) {
+		ledger_tick(t->ledger, false);
+		t->next_sweep = now + SWEEP_PERIOD;
+	}
+	for (int i = 0; i < t->nr_sinks; i++)
+		due |= sink_due(&t->sinks[i], now);
+	if (!due)
+		return false;
+
+	s.duration_s = now - t->start;
+	summarize_devs(t->summarizer, &s);
+	complete_summary(t, &s, false);
+	for (int i = 0; i < t->nr_sinks; i++) {
+		struct sink *k = &t->sinks[i];
+
+		if (!sink_due(k, now))
+			continue;
+		done |= sink_summary(k, &s, false) == 1;
+		/* On the period's grid, unless we fell a whole period behind. */
+		k->next += k->period;
+		if (k->next <= now)
+			k->next = now + k->period;
+	}
+	free(s.devs);
+	return done;
+}
+
+static void detach_syscall_hooks(struct tracer *t)
+{
+	while (t->nr_sys_links > 0)
+		bpf_link__destroy(t->sys_links[--t->nr_sys_links]);
+}
+
+static bool add_sys_link(struct tracer *t, struct bpf_link *link)
+{
+	if (!link)
+		return false;
+	t->sys_links[t->nr_sys_links++] = link;
+	return true;
+}
+
+/*
+ * The preset's syscalls through their own tracepoints (syscalls:sys_enter_
+ * write, ...): then no other syscall of the system runs a program, which is
+ * most of what tracing costs a busy logger.  Where the kernel has no
+ * syscall events (CONFIG_FTRACE_SYSCALLS) or tracefs is not mounted, or
+ * with --raw-syscalls, the raw sys_enter/sys_exit, which see every syscall.
+ */
+static int attach_syscall_hooks(struct tracer *t, const struct preset_syscall *sys, int n)
+{
+	struct amptrace *skel = t->skel;
+	char event[64];
+	int i;
+
+	for (i = 0; !t->opts->raw_syscalls && i < n && i < AMP_MAX_PRESET_SYSCALLS; i++) {
+		snprintf(event, sizeof(event), "sys_exit_%s", sys[i].name);
+		if (!add_sys_link(t, bpf_program__attach_tracepoint(skel->progs.on_syscall_exit,
+								    "syscalls", event)))
+			break;
+		if (sys[i].kind == AMP_SYS_SOCKRECV)
+			continue;	/* its exit does everything */
+		snprintf(event, sizeof(event), "sys_enter_%s", sys[i].name);
+		if (!add_sys_link(t, bpf_program__attach_tracepoint(skel->progs.on_syscall_enter,
+								    "syscalls", event)))
+			break;
+	}
+	if (i == n && !t->opts->raw_syscalls) {
+		t->sys_hook = "syscall tracepoints";
+		return 0;
+	}
+	detach_syscall_hooks(t);
+	if (!add_sys_link(t, bpf_program__attach(skel->progs.on_sys_exit)) ||
+	    !add_sys_link(t, bpf_program__attach(skel->progs.on_sys_enter))) {
+		amp_err("cannot attach to the syscall tracepoints (%s); rerun with -v",
+			strerror(errno));
+		detach_syscall_hooks(t);
+		return -1;
+	}
+	t->sys_hook = "raw syscall tracepoint";
+	return 0;
+}
+
+/* Entries still open in their threads' state: reported through the ring
+ * as they stand.  Runs after detaching, so no thread moves meanwhile. */
+static void drain_open_entries(struct tracer *t)
+{
+	struct bpf_link *link = bpf_program__attach_iter(t->skel->progs.drain_threads, NULL);
+	char buf[64];
+	int fd;
+
+	if (!link) {
+		amp_err("cannot collect the open entries: %s", strerror(errno));
+		return;
+	}
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		amp_err("cannot collect the open entries: %s", strerror(errno));
+	} else {
+		while (read(fd, buf, sizeof(buf)) > 0)
+			;
+		close(fd);
+	}
+	bpf_link__destroy(link);
+}
+
+/* Are there per-syscall tracepoints (tracefs) for every preset syscall? */
+static bool syscall_events_exist(const struct preset_syscall *sys, int n)
+{
+	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char path[128];
+
+	for (size_t r = 0; r < sizeof(roots) / sizeof(roots[0]); r++) {
+		int i;
+
+		for (i = 0; i < n; i++) {
+			snprintf(path, sizeof(path), "%s/events/syscalls/sys_exit_%s", roots[r],
+				 sys[i].name);
+			if (access(path, F_OK))
+				break;
+		}
+		if (i == n)
+			return true;
+	}
+	return false;
+}
+
+static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, int nr_sys)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = t->opts->btf_path);
+	int err;
+
+	t->skel = amptrace__open_opts(&open_opts);
+	if (!t->skel) {
+		amp_err("cannot open the BPF object: %s", strerror(errno));
+		return -1;
+	}
+	if (configure(t))
+		return -1;
+	/* Run once at the end (drain_open_entries), not attached. */
+	bpf_program__set_autoattach(t->skel->progs.drain_threads, false);
+	/* Attached by attach_syscall_hooks, one way or the other; the raw pair
+	 * is loaded only where it may be needed (each load is an audit record
+	 * where audit is on). */
+	if (syscall_events_exist(sys, nr_sys) && !t->opts->raw_syscalls) {
+		bpf_program__set_autoload(t->skel->progs.on_sys_enter, false);
+		bpf_program__set_autoload(t->skel->progs.on_sys_exit, false);
+	}
+	bpf_program__set_autoattach(t->skel->progs.on_sys_enter, false);
+	bpf_program__set_autoattach(t->skel->progs.on_sys_exit, false);
+	bpf_program__set_autoattach(t->skel->progs.on_syscall_enter, false);
+	bpf_program__set_autoattach(t->skel->progs.on_syscall_exit, false);
+	err = amptrace__load(t->skel);
+	if (err) {
+		amp_err("cannot load BPF programs (%s); rerun with -v for the verifier log",
+			strerror(-err));
+		return -1;
+	}
+	err = fill_maps(t, sys, nr_sys);
+	if (err) {
+		if (err != -1)
+			amp_err("cannot fill BPF maps: %s", strerror(-err));
+		return -1;
+	}
+	t->slots = mmap(NULL, t->nr_slots * sizeof(*t->slots), PROT_READ | PROT_WRITE,
+			MAP_SHARED, bpf_map__fd(t->skel->maps.unsettled), 0);
+	if (t->slots == MAP_FAILED) {
+		t->slots = NULL;
+		amp_err("cannot map the unsettled-entries array: %s", strerror(errno));
+		return -1;
+	}
+	/* Entries opened until startup_finish() are amptrace's own cost. */
+	t->skel->bss->startup_own = t->startup != NULL;
+	err = amptrace__attach(t->skel);
+	if (err) {
+		amp_err("cannot attach to tracepoints (%s); rerun with -v", strerror(-err));
+		return -1;
+	}
+	if (attach_syscall_hooks(t, sys, nr_sys))
+		return -1;
+	t->ledger = ledger_new(deliver_entry, t, bpf_map__fd(t->skel->maps.devs));
+	if (!t->ledger)
+		return -1;
+	t->settler = settler_new(t->ledger, t->slots, t->nr_slots, t->opts->settle_timeout);
+	if (!t->settler)
+		return -1;
+	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_record, t, NULL);
+	if (!t->rb) {
+		amp_err("cannot create the ring buffer reader: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* What the traced processes wrote because amptrace started (its program
+ * loads as audit records) becomes an entry of amptrace's own. */
+static void own_startup(struct tracer *t)
+{
+	struct startup_target tg = {
+		.pages_fd = bpf_map__fd(t->skel->maps.startup_pages),
+		.slots = t->slots,
+		.nr_slots = t->nr_slots,
+		.next_entry_id = &t->skel->data->next_entry_id,
+		.startup_own = &t->skel->bss->startup_own,
+		.held = settler_held(t->settler),
+	};
+	struct amp_settle now;
+
+	if (startup_finish(t->startup, &tg, &now) == 1)
+		settler_settled(t->settler, &now, false);
+}
+
+/* Until a signal, -d, top's count or its q key. */
+static int poll_loop(struct tracer *t)
+{
+	const struct trace_opts *o = t->opts;
+	int err;
+
+	t->start = now_s();
+	t->next_sweep = t->start + SWEEP_PERIOD;
+	t->next_stale = t->start + stale_period(t);
+	for (int i = 0; i < t->nr_sinks; i++)
+		t->sinks[i].next = t->start + (t->sinks[i].at_start ? 0 : t->sinks[i].period);
+	while (!stop_requested) {
+		err = ring_buffer__poll(t->rb, 100);
+		if (err < 0 && err != -EINTR) {
+			amp_err("ring buffer poll failed: %s", strerror(-err));
+			return -1;
+		}
+		/* Records the kernel sent without a wake-up (it batches them):
+		 * poll only reads a ring it was woken for. */
+		ring_buffer__consume(t->rb);
+		if (o->duration && now_s() - t->start >= o->duration)
+			break;
+		if (periodic(t) || (t->top && top_keys(t->top)))
+			break;
+	}
+	return 0;
+}
+
+int trace_run(const struct trace_opts *o)
+{
+	const struct preset_syscall *sys;
+	struct tracer t = { .opts = o, .out = stdout };
+	struct preset_target target = {
+		.comm = o->comm, .cgroup = o->cgroup, .pids = o->pids, .nr_pids = o->nr_pids,
+	};
+	struct bpf_link *exit_link = NULL;
+	struct summary s = {};
+	int nr_sys, err = -1;
+
+	verbose = o->verbose;
+	libbpf_set_print(libbpf_log);
+	if (preflight_check(o->btf_path))
+		return -1;
+	if (preset_resolve(o->preset, &target, &sys, &nr_sys))
+		return -1;
+	if (open_sinks(&t))
+		goto cleanup;
+	/* Before any program is loaded: what the traced processes had dirty. */
+	t.startup = startup_begin(o);
+	err = load_and_attach(&t, sys, nr_sys);
+	kernel_btf_release();	/* no more tracepoints to look up */
+	if (err)
+		goto cleanup;
+	err = -1;
+	t.summarizer = summarizer_new(bpf_map__fd(t.skel->maps.devs),
+				      bpf_map__fd(t.skel->maps.files),
+				      bpf_map__fd(t.skel->maps.stats), o->dev);
+	if (!t.summarizer)
+		goto cleanup;
+	paths_use_maps(bpf_map__fd(t.skel->maps.files), bpf_map__fd(t.skel->maps.file_paths));
+	own_startup(&t);
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);	/* a closed terminal stops us cleanly too */
+	fprintf(stderr, "amptrace: tracing (%s preset, %d syscalls, %s); Ctrl-C to stop\n",
+		o->preset, nr_sys, t.sys_hook);
+	if (o->mode == AMP_MODE_TOP) {
+		t.top = top_new(o->interval, o->count, o->sort_key);
+		if (!t.top)
+			goto cleanup;
+		t.sinks[t.nr_sinks++] = top_sink(t.top);
+	}
+	err = poll_loop(&t);
+
+	/* Detach and read both counters at once, then settle what is left.
+	 * The thread-exit program stays until the drain has run: a thread
+	 * that exits meanwhile still adds its file totals (the drain adds
+	 * those of the threads it finds). */
+	s.duration_s = now_s() - t.start;
+	detach_syscall_hooks(&t);
+	exit_link = t.skel->links.on_thread_exit;
+	t.skel->links.on_thread_exit = NULL;
+	amptrace__detach(t.skel);
+	summarize_devs(t.summarizer, &s);
+	ring_buffer__consume(t.rb);
+	drain_open_entries(&t);
+	bpf_link__destroy(exit_link);
+	exit_link = NULL;
+	ring_buffer__consume(t.rb);	/* what the drain reported */
+	settler_sweep(t.settler, true);
+	settler_drain(t.settler);
+	ledger_flush(t.ledger, bpf_map__fd(t.skel->maps.txns));
+	complete_summary(&t, &s, true);
+	/* The report first: it resolves the files' paths the record then keeps. */
+	for (int i = 0; i < t.nr_sinks; i++)
+		if (sink_summary(&t.sinks[i], &s, true) < 0)
+			err = -1;
+
+cleanup:
+	bpf_link__destroy(exit_link);
+	ring_buffer__free(t.rb);
+	if (t.slots)
+		munmap(t.slots, t.nr_slots * sizeof(*t.slots));
+	detach_syscall_hooks(&t);
+	amptrace__destroy(t.skel);
+	settler_free(t.settler);
+	ledger_free(t.ledger);
+	summarizer_free(t.summarizer);
+	startup_free(t.startup);
+	if (close_sinks(&t, !err))
+		err = -1;
+	free(s.devs);
+	free(s.files);
+	return err;
+}
