@@ -13,7 +13,8 @@ set -euo pipefail
 need_root
 [[ -x /lib/systemd/systemd-journald ]] || skip "no /lib/systemd/systemd-journald"
 command -v rsyslogd >/dev/null || skip "rsyslogd not installed"
-[[ $(journalctl --version | awk 'NR == 1 {print $2}') == 252 ]] || skip "the host's journald is not 252"
+host=$(journalctl --version | awk 'NR == 1 {print $2}')
+[[ $host == 252 ]] || skip "the host's journald is $host, not 252"
 rc=0
 "$AMP_ROOT/scripts/debian-rootfs.sh" trixie >/dev/null || rc=$?
 ((rc != 77)) || skip "no Debian 13 tree, and the Debian registry cannot be reached"
@@ -31,11 +32,12 @@ grep -v '^amptrace compare: \[.*\] \(run\|started\|stopped\|unmounted\|detached\
 ((rc == 0)) || { tail -n 20 "$AMP_TMP/compare.log" >&2; fail "amptrace compare exited $rc"; }
 ok "amptrace compare exited 0"
 
-python3 "$AMP_ROOT/tests/compare_checks.py" results "$AMP_TMP/compare.json" ext4 \
-    journald@252,journald@252:Storage=volatile+rsyslog,journald@257,journald@257:Storage=volatile+rsyslog \
-    burst:10
+targets=journald@252,journald@252:Storage=volatile+rsyslog
+targets+=,journald@257,journald@257:Storage=volatile+rsyslog
+python3 "$AMP_ROOT/tests/compare_checks.py" results "$AMP_TMP/compare.json" ext4 "$targets" burst:10
 python3 "$AMP_ROOT/tests/compare_checks.py" mitigation "$AMP_TMP/compare.json"
 python3 "$AMP_ROOT/tests/compare_checks.py" leftovers "$AMP_TMP/compare.log"
 audit_after=$(python3 "$AMP_ROOT/tests/audit_state.py" get)
-[[ $audit_after == "$audit_before" ]] || fail "kernel audit was $audit_before, is $audit_after after the compare"
+[[ $audit_after == "$audit_before" ]] ||
+    fail "kernel audit was $audit_before, is $audit_after after the compare"
 ok "kernel audit as before: $audit_after"
