@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Assertions for the `amptrace compare` tests (t80, t81, t82).
+"""Assertions for the `amptrace compare` tests (t80-t84).
 
   compare_checks.py results JSON FS,.. TARGETS,.. WORKLOADS,..
       every (fs, target, workload) present and ok, with the expected line
@@ -17,6 +17,20 @@
       member sizes rounded up to pages) on ext4, ext4 without journal and
       xfs; rm -rf writes no data; the fs journal class is > 0 on ext4 and
       xfs, 0 on ext4 without one (where rm -rf writes fewer bytes) and btrfs.
+  compare_checks.py page HTML JSON
+      the page has one section per filesystem, in order; in it, each
+      workload's bytes-per-line chart has a bar for every (journald
+      version, setting) target and for rsyslog and append, labelled with
+      the row's bytes per line; its verdict paragraph states, per journald
+      version, the mitigation's ratio to persistent journald and the
+      figures it comes from, as this check computes them from the JSON.
+  compare_checks.py host-state OUT / host-same OUT
+      a snapshot of the host's journald and its configuration (journald
+      processes with their start times; journald.conf files under /etc,
+      /run and /usr/lib, by content and mtime; the names under /run/systemd
+      starting with "journal"; every file under /var/log/journal and
+      /run/log/journal, by size and mtime), then the same taken again and
+      compared: nothing added, removed or changed.
   compare_checks.py leftovers LOG
       nothing the compare's -v log says it set up is still there: processes,
       loop devices on its images, mounts, journald namespace paths, the
@@ -36,6 +50,7 @@ import subprocess
 import sys
 import time
 import zlib
+from html import escape as html_escape, unescape
 
 
 def fail(msg):
@@ -182,6 +197,138 @@ def check_tree(path):
             if not nj < j:
                 fail(f"{w}: ext4 {j} B, without journal {nj} B: the journal cost nothing")
             ok(f"{w}: ext4 {j} B vs {nj} B without journal ({j / nj:.2f}x)")
+
+
+# ---------------------------------------------------------------- page ---
+
+def _chart(section, title):
+    """(label, value text) pairs of the bar chart titled TITLE, in order."""
+    m = re.search(r'<svg[^>]*aria-label="' + re.escape(html_escape(title)) + r'".*?</svg>',
+                  section, re.S)
+    if not m:
+        return None
+    texts = re.findall(r'class="(lb|vl)">([^<]*)</text>', m.group(0))
+    out, label = [], None
+    for kind, t in texts:
+        if kind == "lb":
+            label = unescape(t)
+        elif label is not None:
+            out.append((label, t))
+            label = None
+    return out
+
+
+def check_page(html_path, json_path):
+    doc = json.load(open(json_path))
+    page = open(html_path).read()
+    rows = [r for r in doc["results"] if r["status"] == "ok" and r.get("unit") != "file"]
+    fss = [f for f in doc["config"]["filesystems"] if any(r["fs"] == f for r in rows)]
+    sections = re.findall(r"<section>(.*?)</section>", page, re.S)
+    if len(sections) < len(fss):
+        fail(f"{html_path}: {len(sections)} sections for {len(fss)} filesystems")
+    for fs, sec in zip(fss, sections):
+        h2 = re.search(r"<h2>([^<]*) <small>", sec).group(1)
+        if not h2.startswith(fs.replace("nj", "")) and not (fs == "btrfsC" and "+C" in h2):
+            fail(f"{html_path}: section {h2!r} where {fs} was expected")
+        frows = [r for r in rows if r["fs"] == fs]
+        targets = {r["target"] for r in frows}
+        need = {t for t in targets if t.startswith("journald@")} | \
+            ({"rsyslog", "append"} & targets)
+        if not any(":" in t for t in need) or not {"rsyslog", "append"} <= need:
+            fail(f"{fs}: the run has no journald setting, rsyslog or append to show: {need}")
+        for w in sorted({r["workload"] for r in frows}):
+            bars = _chart(sec, f"{w}: device bytes per line, by class")
+            if bars is None:
+                fail(f"{fs}/{w}: no bytes-per-line chart")
+            got = dict(bars)
+            for r in frows:
+                if r["workload"] != w or r["target"] not in need:
+                    continue
+                want = f"{round(r['bytes_per_line']):,}"
+                if got.get(r["target"]) != want:
+                    fail(f"{fs}/{w}: bar {r['target']} shows {got.get(r['target'])!r}, "
+                         f"the row has {want} B/line")
+            ok(f"{fs}/{w}: bars for {len(need)} targets with their bytes per line: "
+               + ", ".join(f"{t} {got[t]}" for t in sorted(need)))
+        m = re.search(r'<p class="verdict">([^<]*)</p>', sec)
+        if not m:
+            fail(f"{fs}: no verdict paragraph")
+        text = unescape(m.group(1))
+        said = 0
+        for r in frows:
+            v = re.fullmatch(r"journald@(\d+):Storage=volatile\+rsyslog", r["target"])
+            if not v:
+                continue
+            p = next(x for x in frows if x["workload"] == r["workload"] and
+                     x["target"] == f"journald@{v.group(1)}")
+            vb, jb = r["bytes_per_line"], p["bytes_per_line"]
+            want = (f"Storage=volatile+rsyslog: {jb / vb:.1f}x fewer bytes per line than "
+                    f"persistent journald {v.group(1)} ({vb:,.0f} vs {jb:,.0f})")
+            part = text.split(f"{r['workload']}: ", 1)
+            if len(part) < 2 or want not in part[1].split(". ")[0]:
+                fail(f"{fs}/{r['workload']}: the verdict does not say {want!r}: {text}")
+            said += 1
+        if not said:
+            fail(f"{fs}: no Storage=volatile+rsyslog rows for the verdict")
+        ok(f"{fs}: verdict states the mitigation's {said} ratios from the rows: {text[:160]}...")
+
+
+# ---------------------------------------------------------------- host ---
+
+def host_state():
+    """The host's journald and its configuration, as comparable text."""
+    import glob
+    import hashlib
+    st = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        if _comm(pid) == "systemd-journal":
+            try:
+                start = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[19]
+                cmd = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ")
+                root = os.readlink(f"/proc/{pid}/root")
+            except OSError:
+                continue
+            st.append(f"journald pid {pid} started {start} root {root}: {cmd.decode().strip()}")
+    confs = set()
+    for d in ("/etc/systemd", "/run/systemd", "/usr/lib/systemd", "/lib/systemd"):
+        confs |= set(glob.glob(f"{d}/journald*.conf")) | \
+            set(glob.glob(f"{d}/journald*.conf.d/*"))
+    for c in sorted(confs):
+        s = os.lstat(c)
+        h = hashlib.sha256(open(c, "rb").read()).hexdigest() if os.path.isfile(c) else "-"
+        st.append(f"conf {c} sha256 {h} mtime {s.st_mtime_ns}")
+    if os.path.isdir("/run/systemd"):
+        st += [f"run /run/systemd/{n}" for n in sorted(os.listdir("/run/systemd"))
+               if n.startswith("journal")]
+    for top in ("/var/log/journal", "/run/log/journal"):
+        st.append(f"dir {top} {'there' if os.path.isdir(top) else 'absent'}")
+        for d, dirs, files in os.walk(top):
+            dirs.sort()
+            for n in [*dirs, *sorted(files)]:
+                p = os.path.join(d, n)
+                s = os.lstat(p)
+                st.append(f"file {p} size {s.st_size if n in files else '-'} "
+                          f"mtime {s.st_mtime_ns if n in files else '-'}")
+    return st
+
+
+def check_host(cmd, out):
+    if cmd == "host-state":
+        st = host_state()
+        with open(out, "w") as f:
+            f.write("\n".join(st) + "\n")
+        ok(f"host journald state: {sum(l.startswith('journald ') for l in st)} journalds, "
+           f"{sum(l.startswith('conf ') for l in st)} config files, "
+           f"{sum(l.startswith('file ') for l in st)} journal paths")
+        return
+    before = open(out).read().splitlines()
+    after = host_state()
+    gone = [l for l in before if l not in after]
+    new = [l for l in after if l not in before]
+    if gone or new:
+        fail("the host's journald or its configuration changed: "
+             + "; ".join([f"was: {l}" for l in gone] + [f"now: {l}" for l in new]))
+    ok(f"host journald and its configuration as before ({len(after)} items)")
 
 
 # ----------------------------------------------------------- leftovers ---
@@ -345,5 +492,9 @@ if __name__ == "__main__":
         check_mitigation(args[0])
     elif cmd == "tree":
         check_tree(args[0])
+    elif cmd == "page":
+        check_page(args[0], args[1])
+    elif cmd in ("host-state", "host-same"):
+        check_host(cmd, args[0])
     else:
         fail(f"unknown check {cmd}")

@@ -72,7 +72,8 @@ def line_workload(rows, wname, unit="line"):
                            f"({_n(by[t])})")
     low = min(by.values())
     best = [t for t, v in by.items() if v == low]
-    out.append(f"cheapest: {' and '.join(best)} ({_n(low)} bytes per {unit})")
+    names = ", ".join(best[:-1]) + " and " + best[-1] if len(best) > 1 else best[0]
+    out.append(f"cheapest: {names} ({_n(low)} bytes per {unit})")
     return out
 
 
