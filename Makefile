@@ -132,17 +132,21 @@ BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 MANPAGES := $(wildcard scripts/man/*.8)
 EXAMPLES := scripts/dist/prometheus/prometheus-scrape.yml
+# compare's driver: the entry point and its package (scripts/amptrace_compare).
+COMPARE_PKG := $(wildcard scripts/amptrace_compare/*.py)
 INSTALLED := $(BINDIR)/amptrace $(PKGLIBDIR)/amptrace-compare $(PKGLIBDIR)/append_writer \
+	$(COMPARE_PKG:scripts/%=$(PKGLIBDIR)/%) \
 	$(MANPAGES:scripts/man/%=$(MANDIR)/man8/%) $(BASHCOMPDIR)/amptrace \
 	$(SYSTEMDUNITDIR)/amptrace-exporter.service $(DATADIR)/prometheus/amptrace.rules.yml \
 	$(EXAMPLES:scripts/dist/prometheus/%=$(DOCDIR)/examples/%)
 
 install: $(BIN) $(OUTPUT)/tests/append_writer
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGLIBDIR) $(DESTDIR)$(MANDIR)/man8 \
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGLIBDIR)/amptrace_compare $(DESTDIR)$(MANDIR)/man8 \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(DATADIR)/prometheus \
 		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(SYSCONFDIR)/default
 	install -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/amptrace
 	install -m 0755 scripts/amptrace-compare $(OUTPUT)/tests/append_writer $(DESTDIR)$(PKGLIBDIR)/
+	install -m 0644 $(COMPARE_PKG) $(DESTDIR)$(PKGLIBDIR)/amptrace_compare/
 	install -m 0644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man8/
 	install -m 0644 scripts/dist/bash-completion/amptrace $(DESTDIR)$(BASHCOMPDIR)/amptrace
 	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
@@ -159,7 +163,8 @@ uninstall:
 		rm -f $(DESTDIR)$(SYSCONFDIR)/default/amptrace-exporter; \
 	elif [ -e $(DESTDIR)$(SYSCONFDIR)/default/amptrace-exporter ]; then \
 		echo "uninstall: $(DESTDIR)$(SYSCONFDIR)/default/amptrace-exporter was changed: kept"; fi
-	-rmdir $(DESTDIR)$(PKGLIBDIR) $(DESTDIR)$(DATADIR)/prometheus $(DESTDIR)$(DATADIR) \
+	-rmdir $(DESTDIR)$(PKGLIBDIR)/amptrace_compare $(DESTDIR)$(PKGLIBDIR) \
+		$(DESTDIR)$(DATADIR)/prometheus $(DESTDIR)$(DATADIR) \
 		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 # amptrace_VERSION_ARCH.deb in $(OUTPUT), built by dpkg-buildpackage from a

@@ -2,9 +2,9 @@
 # make install / make uninstall, into a DESTDIR (the host's own /usr/local
 # is never touched):
 #  1. exactly the expected files, under PREFIX=/usr/local and /opt/amptrace;
-#  2. the installed binary runs; `amptrace compare` finds its driver in
-#     PREFIX/lib/amptrace and the driver its writer there; man finds the
-#     pages; bash completion completes options and values;
+#  2. the installed binary runs; `amptrace compare` finds its driver and
+#     its package in PREFIX/lib/amptrace, and the driver its writer there;
+#     man finds the pages; bash completion completes options and values;
 #  3. the exporter unit names the installed binary and defaults file and
 #     passes `systemd-analyze verify` without a word; its exposure
 #     (`systemd-analyze security`) stays under 4 (measured 2.7);
@@ -18,6 +18,7 @@ make -C "$AMP_ROOT" -s install DESTDIR="$D" PREFIX=/usr/local >"$AMP_TMP/install
     fail "make install: $(tail -5 "$AMP_TMP/install.log")"
 (cd "$D" && find . -type f | sort) >"$AMP_TMP/files"
 pages=$(cd "$AMP_ROOT/scripts/man" && ls *.8 | sed 's|^|./usr/local/share/man/man8/|')
+compare_pkg=$(cd "$AMP_ROOT/scripts" && ls amptrace_compare/*.py | sed 's|^|./usr/local/lib/amptrace/|')
 sort >"$AMP_TMP/want" <<LIST
 ./etc/default/amptrace-exporter
 ./usr/local/bin/amptrace
@@ -28,6 +29,7 @@ sort >"$AMP_TMP/want" <<LIST
 ./usr/local/share/bash-completion/completions/amptrace
 ./usr/local/share/doc/amptrace/examples/prometheus-scrape.yml
 $pages
+$compare_pkg
 LIST
 diff "$AMP_TMP/want" "$AMP_TMP/files" || fail "installed files differ from the list (< wanted, > installed)"
 ok "make install: $(wc -l <"$AMP_TMP/files") files, as listed"
@@ -36,9 +38,11 @@ bin=$D/usr/local/bin/amptrace
 "$bin" --version | head -1 | grep -q '^amptrace [0-9]' || fail "installed amptrace --version"
 env -u AMPTRACE "$bin" compare --help >"$AMP_TMP/compare.help" 2>&1 ||
     fail "installed amptrace compare --help: $(cat "$AMP_TMP/compare.help")"
-writer=$(env -u AMPTRACE -u AMPTRACE_APPEND_WRITER python3 -c '
-import runpy, sys
-print(runpy.run_path(sys.argv[1], run_name="probe")["APPEND_WRITER"])' "$D/usr/local/lib/amptrace/amptrace-compare")
+writer=$(env -u AMPTRACE -u AMPTRACE_APPEND_WRITER python3 -B -c '
+import sys
+sys.path.insert(0, sys.argv[1])
+from amptrace_compare.paths import APPEND_WRITER
+print(APPEND_WRITER)' "$D/usr/local/lib/amptrace")
 [[ $writer == "$D/usr/local/lib/amptrace/append_writer" ]] || fail "installed driver's writer is $writer"
 ok "installed compare runs its driver from lib/amptrace, which uses its writer there"
 for p in amptrace amptrace-trace amptrace-compare; do

@@ -16,12 +16,12 @@ scratch=$AMP_TMP/scratch
 mkdir "$scratch"
 fss=ext4,ext4nj,xfs targets=journald,append workloads=one,burst:10
 rc=0
-"$AMPTRACE" compare -f $fss -t $targets -w $workloads --scratch "$scratch" \
+"$AMPTRACE" compare -f $fss -t $targets --journald 252 -w $workloads --scratch "$scratch" \
     --json -v >"$AMP_TMP/compare.json" 2>"$AMP_TMP/compare.log" || rc=$?
 grep -v '^amptrace compare: \(run\|started\|stopped\|unmounted\|detached\|removed\)' \
     "$AMP_TMP/compare.log" || true
 ((rc == 0)) || { tail -n 20 "$AMP_TMP/compare.log" >&2; fail "amptrace compare exited $rc"; }
 ok "amptrace compare exited 0"
 
-python3 "$AMP_ROOT/tests/compare_checks.py" results "$AMP_TMP/compare.json" $fss $targets $workloads
+python3 "$AMP_ROOT/tests/compare_checks.py" results "$AMP_TMP/compare.json" $fss journald@252,append $workloads
 python3 "$AMP_ROOT/tests/compare_checks.py" leftovers "$AMP_TMP/compare.log"

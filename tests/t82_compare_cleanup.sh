@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # amptrace compare leaves nothing behind however it ends: Ctrl-C (SIGINT) in
 # the middle of a traced journald window, SIGTERM while a target settles, a
-# tracer that fails to start.  And it refuses a scratch folder on a loop
-# device, creating nothing and leaving that device alone.
+# tracer that fails to start, SIGINT while journald 257 runs in its chroot
+# forwarding to rsyslog (the kernel audit state back as it was too).  And it
+# refuses a scratch folder on a loop device, creating nothing and leaving
+# that device alone.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -74,3 +76,24 @@ mountpoint -q "$mnt" || fail "refusal unmounted $mnt"
 made=$(find "$mnt" -mindepth 1 -maxdepth 1 ! -name lost+found)
 [[ -z $made ]] || fail "refusal made $made"
 ok "scratch on $mine refused: $(cat "$AMP_TMP/refuse.log")"
+
+# 5. SIGINT in journald 257's window: its chroot (overlay, /proc, /sys, /dev,
+#    /run), the in-memory journal and the forwarding rsyslogd all go, and
+#    kernel audit (which journald 257 turns on) is back as it was.
+rc=0
+"$AMP_ROOT/scripts/debian-rootfs.sh" trixie >/dev/null 2>&1 || rc=$?
+if ((rc == 0)); then
+    audit_before=$(python3 "$AMP_ROOT/tests/audit_state.py" get)
+    run_and_signal sigint257 INT 'started amptrace pid' -f ext4nj --journald 257 \
+        -t journald:Storage=volatile+rsyslog -w burst:10 --settle 1
+    ((rc == 130)) || { tail "$AMP_TMP/sigint257.log" >&2; fail "SIGINT (257): exit $rc, expected 130"; }
+    grep -q 'journald 257 root (Debian trixie) mounted at' "$AMP_TMP/sigint257.log" ||
+        fail "SIGINT (257) came before the chroot was made"
+    ok "SIGINT in journald 257's window: exit 130"
+    python3 "$checks" leftovers "$AMP_TMP/sigint257.log"
+    [[ $(python3 "$AMP_ROOT/tests/audit_state.py" get) == "$audit_before" ]] ||
+        fail "kernel audit not back to $audit_before after SIGINT"
+    ok "kernel audit as before: $audit_before"
+else
+    _log "no Debian 13 tree (debian-rootfs.sh exit $rc): the journald 257 case is not run"
+fi
