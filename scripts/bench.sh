@@ -445,35 +445,39 @@ phase_soak() {
     rm -f "$SMNT"/rate.log
     sync -f "$SMNT"; _wait_quiet "$SMNT" 2 15
     say "soak: the exporter under ${SOAK_RATE} lines/s for $soak_min min (warm-up $warm s), a sample every 10 s"
-    "$AMPTRACE" trace -q --preset write -c bench_writer --dev "$SLOOP" \
+    # The writer under a name of its own: the exporter selects by name, as
+    # the unit does, and another run's bench_writer on this host must not
+    # count as the soak's.
+    cp "$BW" "$AMP_TMP/soak_writer"
+    "$AMPTRACE" trace -q --preset write -c soak_writer --dev "$SLOOP" \
         --metrics 127.0.0.1:0 --metrics-file "$prom" >"$AMP_TMP/soak.out" 2>"$AMP_TMP/soak.err" </dev/null &
     TPID=$!
     at_exit _kill_wait "$TPID" amptrace
     wait_for "grep -qs 'tracing (' '$AMP_TMP/soak.err' || ! _alive $TPID" 60 || true
     _alive "$TPID" || { cat "$AMP_TMP/soak.err" >&2; say "soak: the exporter did not start"; TPID=''; return 1; }
     url=$(sed -n 's/^amptrace: metrics at \(http:[^ ]*\)$/\1/p' "$AMP_TMP/soak.err")
-    "$BW" rate "$SMNT/rate.log" -r "$SOAK_RATE" -d $((soak_min * 60)) -l "$LINE" >"$AMP_TMP/soak.res" &
+    "$AMP_TMP/soak_writer" rate "$SMNT/rate.log" -r "$SOAK_RATE" -d $((soak_min * 60)) -l "$LINE" >"$AMP_TMP/soak.res" &
     wpid=$!
-    at_exit _kill_wait "$wpid" bench_writer
+    at_exit _kill_wait "$wpid" soak_writer
     t0=$SECONDS
     printf 'seconds\trss_kb\tcpu_ticks\tentries\tdrops\n' >"$out/soak.tsv"
     while :; do
         rss=$(awk '/^VmRSS/ {print $2}' "/proc/$TPID/status")
         ticks=$(ticks "$TPID")
         curl -s "$url" >"$AMP_TMP/soak.scrape" || true
-        entries=$(metric_sum 'amptrace_entries_total[{].*comm="bench_writer"' "$AMP_TMP/soak.scrape")
+        entries=$(metric_sum 'amptrace_entries_total[{].*comm="soak_writer"' "$AMP_TMP/soak.scrape")
         losses=$(metric_sum "$SOAK_DROPS" "$AMP_TMP/soak.scrape")
         printf '%s\t%s\t%s\t%s\t%s\n' $((SECONDS - t0)) "$rss" "$ticks" "$entries" "$losses" >>"$out/soak.tsv"
         (((SECONDS - t0) % 300 < 10)) && say "  soak $((SECONDS - t0)) s: RSS $((rss / 1024)) MiB, entries $entries, drops $losses"
         _alive "$wpid" || break
         sleep 10 & wait $!
     done
-    wait "$wpid" || { say "soak: bench_writer failed"; return 1; }
+    wait "$wpid" || { say "soak: the writer failed"; return 1; }
     lines=$(kv lines "$(cat "$AMP_TMP/soak.res")")
     # The last lines' bills close after write-back and 6 s of disk idle.
     sync -f "$SMNT"
     soak_entries() { curl -s "$url" >"$AMP_TMP/soak.scrape" || true
-                     metric_sum 'amptrace_entries_total[{].*comm="bench_writer"' "$AMP_TMP/soak.scrape"; }
+                     metric_sum 'amptrace_entries_total[{].*comm="soak_writer"' "$AMP_TMP/soak.scrape"; }
     wait_for '(( $(soak_entries) >= lines ))' 90 || true
     kill -TERM "$TPID"
     wait_for "! _alive $TPID" 180 || { say "soak: exporter still running 180 s after SIGTERM: killed"; kill -KILL "$TPID"; }
@@ -486,7 +490,7 @@ warmup_s=$warm
 lines=$lines
 writer='$(cat "$AMP_TMP/soak.res")'
 exit_status=$rc
-final_entries=$(metric_sum 'amptrace_entries_total[{].*comm="bench_writer"' "$prom")
+final_entries=$(metric_sum 'amptrace_entries_total[{].*comm="soak_writer"' "$prom")
 final_drops=$(metric_sum "$SOAK_DROPS" "$prom")
 final_losses='$(awk '/^amptrace_losses_total/ && $NF != 0 { sub(/.*kind="/, ""); sub(/"} /, "="); printf "%s%s", sep, $0; sep = "," }' "$prom")'
 summary_losses='$(grep '^Losses:' "$AMP_TMP/soak.out")'
