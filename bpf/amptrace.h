@@ -134,10 +134,21 @@ struct amp_settle {
 	__u32 folios_written;
 };
 
-/* A jbd2 transaction: who opened handles in it, what its commit wrote. */
+/*
+ * A filesystem transaction: who opened handles in it, what its commit wrote.
+ * jbd2: (journal device, tid); btrfs: (superblock s_dev, transid); xfs:
+ * (device, CIL sequence).
+ */
 struct amp_txn_key {
 	__u32 dev;
 	__u32 tid;
+};
+
+/* Which filesystem's transaction (struct amp_txn_stats.fs). */
+enum amp_txn_fs {
+	AMP_FS_JBD2 = 1,
+	AMP_FS_BTRFS = 2,
+	AMP_FS_XFS = 3,
 };
 
 struct amp_txn_stats {
@@ -145,6 +156,10 @@ struct amp_txn_stats {
 	__u64 handles_untraced;	/* by kernel threads (the flusher allocating blocks) */
 	__u64 journal_bytes;	/* its commit's journal blocks, as written */
 	__u64 handles_user;	/* by untraced user tasks: never charged to entries */
+	__u64 meta_bytes;	/* metadata it wrote in place (btrfs tree blocks, xfs
+				 * buffers): split by handles like journal_bytes */
+	__u32 fs;		/* enum amp_txn_fs */
+	__u32 disk;		/* disk its bytes went to (key of devs), 0 if none yet */
 };
 
 /* Sent once the commit has ended: its journal bytes are final. */
@@ -185,6 +200,7 @@ struct amp_dev_stats {
 	__u64 ios;
 	__u64 unwalked_bytes;	/* request bytes past the walk limit (in OTHER) */
 	__u64 meta_untraced;	/* metadata bytes of pages untraced user tasks dirtied */
+	__u64 meta_txn;		/* metadata bytes of a known fs transaction (meta_bytes) */
 };
 
 /* Per dirtied file (dev, ino) of traced entries: dev as stat() reports it
@@ -243,7 +259,7 @@ struct amp_stats {
 	__u64 devs_full;
 	__u64 pages_untracked;	/* dirtied by a traced thread with no entry */
 	__u64 pages_cancelled;	/* re-dirtied or dropped before write-out */
-	__u64 jbd2_bios_full;
+	__u64 jbd2_bios_full;	/* fs_bios full: a journal or txn bio by window */
 	__u64 txns_full;
 	__u64 entry_txns_dropped;	/* handles in a 5th+ transaction of one entry */
 };

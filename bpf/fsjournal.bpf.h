@@ -11,10 +11,10 @@
 #ifndef AMPTRACE_FSJOURNAL_BPF_H
 #define AMPTRACE_FSJOURNAL_BPF_H
 
-static __always_inline struct amp_txn_stats *txn_stats(struct amp_txn_key *key)
+static __always_inline struct amp_txn_stats *txn_stats(struct amp_txn_key *key, __u32 fs)
 {
 	struct amp_txn_stats *ts = bpf_map_lookup_elem(&txns, key);
-	struct amp_txn_stats zero = {};
+	struct amp_txn_stats zero = { .fs = fs };
 
 	if (ts)
 		return ts;
@@ -24,6 +24,27 @@ static __always_inline struct amp_txn_stats *txn_stats(struct amp_txn_key *key)
 		return NULL;
 	}
 	return bpf_map_lookup_elem(&txns, key);
+}
+
+/* Device bytes that belong to a transaction: its journal blocks, or
+ * metadata it writes in place (meta).  The path every filesystem's
+ * transaction-owned bytes take, at write-out; disk: the key of ds. */
+static __always_inline void charge_txn_bytes(struct amp_dev_stats *ds, __u32 disk,
+					     struct amp_txn_key *key, __u32 fs, bool meta,
+					     __u32 bytes)
+{
+	struct amp_txn_stats *ts = txn_stats(key, fs);
+
+	if (!ts)
+		return;
+	ts->disk = disk;
+	if (meta) {
+		__sync_fetch_and_add(&ts->meta_bytes, bytes);
+		__sync_fetch_and_add(&ds->meta_txn, bytes);
+	} else {
+		__sync_fetch_and_add(&ts->journal_bytes, bytes);
+		__sync_fetch_and_add(&ds->journal_txn, bytes);
+	}
 }
 
 static __always_inline void entry_add_txn(struct amp_entry *e, struct amp_txn_key *key)
@@ -59,7 +80,7 @@ int BPF_PROG(on_jbd2_handle_start, dev_t dev, tid_t tid, unsigned int type,
 
 	if (!disk_is_target(dev))
 		return 0;
-	ts = txn_stats(&key);
+	ts = txn_stats(&key, AMP_FS_JBD2);
 	if (!ts)
 		return 0;
 	e = thread_entry(thread_state(false));

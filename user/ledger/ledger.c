@@ -6,9 +6,10 @@
  * metadata pages it dirtied itself).  Two costs come later and are settled
  * here, in user space, because they are shared between entries:
  *
- *  - fs journal, by cause: each jbd2 commit's journal bytes are split over
- *    the entries that opened handles in that transaction, by their share of
- *    its handles (the kernel sends one record per commit).
+ *  - fs journal, by cause: each transaction's journal bytes (a jbd2
+ *    commit's) and the metadata it wrote in place (btrfs tree blocks) are
+ *    split over the entries that opened handles in that transaction, by
+ *    their share of its handles (the kernel sends one record per commit).
  *  - by window: device bytes no cause claims (metadata written back by the
  *    fs, handles opened by the flusher, journal writes outside a commit) are
  *    split, per disk, over the entries whose pages were written in the same
@@ -138,7 +139,7 @@ static __u64 unclaimed_counter(struct ledger *l, __u32 disk, __u64 *ios, __u64 *
 	*ios = st.ios;
 	if (others)
 		*others = st.bytes[AMP_CLASS_OTHER] + st.bytes[AMP_CLASS_BEFORE_START];
-	return st.bytes[AMP_CLASS_METADATA] - st.meta_owned - st.meta_untraced +
+	return st.bytes[AMP_CLASS_METADATA] - st.meta_owned - st.meta_untraced - st.meta_txn +
 	       st.bytes[AMP_CLASS_JOURNAL] - st.journal_txn;
 }
 
@@ -215,20 +216,36 @@ static __u64 txn_total_handles(const struct known_txn *t)
 	return t->st.handles_traced + t->st.handles_untraced + t->st.handles_user;
 }
 
-/* One entry's share of a committed transaction's journal bytes. */
+/* What the transaction wrote: journal blocks and metadata in place. */
+static __u64 txn_bytes(const struct known_txn *t)
+{
+	return t->st.journal_bytes + t->st.meta_bytes;
+}
+
+/* The disk its bytes went to: for jbd2 the journal's device is the key;
+ * a btrfs key is the filesystem's anonymous s_dev, so the walk names it. */
+static __u32 txn_disk(const struct known_txn *t)
+{
+	return t->st.disk ? t->st.disk : t->key.dev;
+}
+
+/* One entry's share of a committed transaction's bytes. */
 static void charge_share(struct ledger *l, struct held *h, struct known_txn *t, __u32 handles)
 {
-	__u64 total = txn_total_handles(t), share;
+	__u64 total = txn_total_handles(t), bytes = txn_bytes(t), share, meta;
 	struct ledger_disk *d;
 
-	if (!total)
+	if (!total || !bytes)
 		return;
-	share = t->st.journal_bytes * handles / total;
-	if (share > t->st.journal_bytes - t->given)
-		share = t->st.journal_bytes - t->given;
+	share = bytes * handles / total;
+	if (share > bytes - t->given)
+		share = bytes - t->given;
 	t->given += share;
-	h->c.journal += share;
-	d = disk_totals(l, t->key.dev);
+	/* Journal and metadata in the transaction's own proportion. */
+	meta = share * t->st.meta_bytes / bytes;
+	h->c.journal += share - meta;
+	h->c.meta += meta;
+	d = disk_totals(l, txn_disk(t));
 	if (d)
 		d->journal_by_cause += share;
 }
@@ -271,17 +288,17 @@ void ledger_entry(struct ledger *l, const struct amp_entry *e)
 /* Share of a commit nobody in the trace claims: to its disk's window. */
 static void txn_release_rest(struct ledger *l, struct known_txn *t)
 {
-	struct window *w = window_of(l, t->key.dev);
+	struct window *w = window_of(l, txn_disk(t));
 
-	if (w && t->st.journal_bytes > t->given)
-		w->pool += t->st.journal_bytes - t->given;
-	t->given = t->st.journal_bytes;
+	if (w && txn_bytes(t) > t->given)
+		w->pool += txn_bytes(t) - t->given;
+	t->given = txn_bytes(t);
 }
 
 void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec)
 {
 	struct known_txn *t = txn_find(l, rec->dev, rec->tid);
-	__u64 untraced, user;
+	__u64 untraced, user, bytes;
 
 	if (!t) {
 		if (amp_grow(&l->txns, &l->cap_txns, l->nr_txns + 1, sizeof(*l->txns)))
@@ -306,20 +323,19 @@ void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec)
 			}
 	/* Handles of kernel threads (the flusher allocating blocks): by
 	 * window.  Handles of untraced processes: theirs, never shared. */
+	bytes = txn_bytes(t);
 	untraced = txn_total_handles(t) ?
-		   t->st.journal_bytes * t->st.handles_untraced / txn_total_handles(t) :
-		   t->st.journal_bytes;
-	user = txn_total_handles(t) ?
-	       t->st.journal_bytes * t->st.handles_user / txn_total_handles(t) : 0;
+		   bytes * t->st.handles_untraced / txn_total_handles(t) : bytes;
+	user = txn_total_handles(t) ? bytes * t->st.handles_user / txn_total_handles(t) : 0;
 	if (untraced) {
-		struct window *w = window_of(l, t->key.dev);
+		struct window *w = window_of(l, txn_disk(t));
 
 		if (w)
 			w->pool += untraced;
 		t->given += untraced;
 	}
 	if (user) {
-		struct ledger_disk *d = disk_totals(l, t->key.dev);
+		struct ledger_disk *d = disk_totals(l, txn_disk(t));
 
 		if (d)
 			d->untraced += user;

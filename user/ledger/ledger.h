@@ -14,12 +14,14 @@
 struct entry_costs {
 	__u64 journal;		/* fs journal, by cause: share of its commits */
 	__u64 window;		/* unclaimed metadata/journal, by window */
+	__u64 meta;		/* fs metadata, by cause: share of its transactions'
+				 * meta_bytes (btrfs tree blocks, xfs buffers) */
 };
 
 /* Per disk, for the summary. */
 struct ledger_disk {
 	__u32 disk;
-	__u64 journal_by_cause;
+	__u64 journal_by_cause;	/* transaction shares (journal and meta_bytes) */
 	__u64 by_window;
 	__u64 left_over;	/* unclaimed in windows with no entry, at exit */
 	__u64 untraced;		/* commit shares of untraced processes' handles */
