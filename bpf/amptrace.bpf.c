@@ -16,6 +16,7 @@
 #include "files.bpf.h"
 #include "entry.bpf.h"
 #include "syscall.bpf.h"
+#include "txnpages.bpf.h"
 #include "dirty.bpf.h"
 #include "fsjournal.bpf.h"
 #include "block.bpf.h"

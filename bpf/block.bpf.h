@@ -264,6 +264,11 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 			goto advance;
 		}
 	}
+	/* Metadata a transaction filed and writes back in place: its own. */
+	if (cls == AMP_CLASS_METADATA && host && txn_page_written(w->dev, &key, chunk)) {
+		add_class(ds, cls, chunk);
+		goto advance;
+	}
 	if (cls == AMP_CLASS_METADATA && host) {
 		/* Metadata an untraced process dirtied itself: not for sharing. */
 		__u64 bit, *mw = meta_untraced_word(&key, &bit);

@@ -35,6 +35,7 @@ typedef void (*ledger_emit_fn)(void *ctx, const struct amp_entry *e,
 struct ledger *ledger_new(ledger_emit_fn emit, void *ctx, int devs_fd);
 void ledger_entry(struct ledger *l, const struct amp_entry *e);
 void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec);
+void ledger_txn_late(struct ledger *l, const struct amp_txn_late *rec);
 /* Close the write-out windows that are due (force: all). */
 void ledger_tick(struct ledger *l, bool force);
 /* End of run: commits still running (the txns map) count as they stand. */

@@ -103,6 +103,8 @@ static int on_record(void *ctx, void *data, size_t len)
 
 	if (type == AMP_REC_TXN && len == sizeof(struct amp_txn_rec))
 		ledger_txn(t->ledger, data);
+	else if (type == AMP_REC_TXN_LATE && len == sizeof(struct amp_txn_late))
+		ledger_txn_late(t->ledger, data);
 	else if (type == AMP_REC_SETTLED && len == sizeof(struct amp_settle))
 		settler_settled(t->settler, data, false);
 	else if (type == AMP_REC_ENTRY && len >= offsetof(struct amp_entry, runs) &&
@@ -178,6 +180,15 @@ static int configure(struct tracer *t)
 			fprintf(stderr, "amptrace: no jbd2 tracepoints (module not loaded?): "
 				"ext4 journal charged by window only\n");
 	}
+	/* 6.5+: kernel threads name the file before their ext4 handle. */
+	if (!kernel_has_tracepoint("ext4_journal_start_inode")) {
+		bpf_program__set_autoload(skel->progs.on_ext4_journal_start_inode, false);
+		if (o->verbose)
+			fprintf(stderr, "amptrace: no ext4_journal_start_inode (before 6.5): "
+				"a kernel thread's ext4 handle named by its block mapping only\n");
+	}
+	if (!kernel_has_tracepoint("ext4_ext_map_blocks_enter"))
+		bpf_program__set_autoload(skel->progs.on_ext4_map_blocks, false);
 	return 0;
 }
 
