@@ -19,6 +19,7 @@
 #include "txnpages.bpf.h"
 #include "dirty.bpf.h"
 #include "fsjournal.bpf.h"
+#include "xfslog.bpf.h"
 #include "block.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";

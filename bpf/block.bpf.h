@@ -31,16 +31,25 @@ int BPF_PROG(on_bio_queue, struct bio *bio)
 	struct amp_txn_key *txn;
 	__u64 key = (__u64)bio;
 
-	if (!comm_is_jbd2())
+	/* (A direct load: bio is the tracepoint's own argument.) */
+	bool xlog = xfs_traced && (__u64)bio->bi_end_io == xfs_log_end_io;
+
+	if (!xlog && !comm_is_jbd2())
 		return 0;
 	/* Only bios whose completion we will walk: a bio of another disk would
 	 * stay here and, its address reused, mark a later bio as journal. */
-	if (filter_dev) {
+	if (filter_dev || xlog) {
 		struct gendisk *disk = BPF_CORE_READ(bio, bi_bdev, bd_disk);
+		__u32 dev = disk ? (BPF_CORE_READ(disk, major) << 20) |
+				   BPF_CORE_READ(disk, first_minor) : 0;
 
-		if (!disk || !disk_is_target((BPF_CORE_READ(disk, major) << 20) |
-					     BPF_CORE_READ(disk, first_minor)))
+		if (!disk || !disk_is_target(dev))
 			return 0;
+		if (xlog) {
+			/* Keyed by its partition, as the commits are by s_dev. */
+			xfs_log_bio_queued(bio, BPF_CORE_READ(bio, bi_bdev, bd_dev));
+			return 0;
+		}
 	}
 	txn = bpf_map_lookup_elem(&jbd2_committing, &tid);
 	if (txn)
@@ -83,8 +92,7 @@ static __always_inline void walk_load_bio(struct walk *w, struct bio *bio)
 	w->bio_walkable = (opf & AMP_REQ_OP_MASK) == REQ_OP_WRITE && w->vecs;
 	w->bio_meta = opf & (1u << meta);
 	fb = bpf_map_lookup_elem(&fs_bios, &key);
-	w->bio_jbd2 = (fb && !fb->meta) ||
-		      (xfs_log_end_io && (__u64)BPF_CORE_READ(bio, bi_end_io) == xfs_log_end_io);
+	w->bio_jbd2 = (fb && !fb->meta) || bio_is_xfs_log(bio);
 	w->txn.dev = fb ? fb->txn.dev : 0;
 	w->txn.tid = fb ? fb->txn.tid : 0;
 	w->txn_fs = fb ? fb->fs : 0;
@@ -369,6 +377,8 @@ static __always_inline int request_done(struct request *rq, unsigned int nr_byte
 		__sync_fetch_and_add(&ds->unwalked_bytes, w.rq_left);
 		charge_class(&w, ds, AMP_CLASS_OTHER, w.rq_left);
 	}
+	if (xfs_traced)
+		xfs_walk_end((__u64)bio);	/* a read value: a scalar to the verifier */
 	return 0;
 }
 
