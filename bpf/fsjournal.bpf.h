@@ -83,8 +83,9 @@ struct kthread_tag {
 	__u32 __pad;
 };
 
+/* LRU: kernel worker threads come and go, their last tags with them. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 1024);
 	__type(key, __u32);
 	__type(value, struct kthread_tag);
@@ -136,7 +137,7 @@ static __always_inline bool txn_file_add(struct amp_txn_stats *ts, struct amp_fi
 /* Kernel thread (tid) -> the transaction of its last handle that named no
  * traced file (see on_ext4_map_blocks). */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);	/* as kthread_tags */
 	__uint(max_entries, 1024);
 	__type(key, __u32);
 	__type(value, struct amp_txn_key);
