@@ -16,8 +16,10 @@
 #include "files.bpf.h"
 #include "entry.bpf.h"
 #include "syscall.bpf.h"
+#include "txnpages.bpf.h"
 #include "dirty.bpf.h"
 #include "fsjournal.bpf.h"
+#include "xfslog.bpf.h"
 #include "block.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";

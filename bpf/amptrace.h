@@ -13,12 +13,14 @@
 #define AMP_SCATTER_MAX	 48	/* folio runs kept inline per entry */
 #define AMP_MAX_SYSCALLS 512	/* size of the syscall -> kind table */
 #define AMP_ENTRY_TXNS	 4	/* fs journal transactions kept per entry */
+#define AMP_TXN_FILES	 4	/* traced files a transaction's kernel-thread handles name */
 
 /* Ring-buffer record kinds: every record starts with a __u32 type. */
 enum amp_rec_type {
 	AMP_REC_ENTRY = 1,	/* struct amp_entry: a finished, settled entry */
 	AMP_REC_TXN = 2,	/* struct amp_txn_rec: a committed jbd2 transaction */
 	AMP_REC_SETTLED = 3,	/* struct amp_settle: an entry's pages all written */
+	AMP_REC_TXN_LATE = 4,	/* struct amp_txn_late: a sent transaction wrote more */
 };
 
 /* What a traced syscall does to entries. */
@@ -134,17 +136,42 @@ struct amp_settle {
 	__u32 folios_written;
 };
 
-/* A jbd2 transaction: who opened handles in it, what its commit wrote. */
+/*
+ * A filesystem transaction: who opened handles in it, what its commit wrote.
+ * jbd2: (journal device, tid); btrfs: (superblock s_dev, transid); xfs:
+ * (device, CIL sequence).
+ */
 struct amp_txn_key {
 	__u32 dev;
 	__u32 tid;
 };
 
+/* Which filesystem's transaction (struct amp_txn_stats.fs). */
+enum amp_txn_fs {
+	AMP_FS_JBD2 = 1,
+	AMP_FS_BTRFS = 2,
+	AMP_FS_XFS = 3,
+};
+
+/* Kernel-thread handles for one traced file (ext4 and xfs name the inode
+ * first): shared by the entries that dirtied that file. */
+struct amp_txn_file {
+	__u64 ino;		/* 0: free slot */
+	__u32 dev;		/* as in struct amp_file_key */
+	__u32 handles;
+};
+
 struct amp_txn_stats {
 	__u64 handles_traced;	/* opened by threads with an entry */
-	__u64 handles_untraced;	/* by kernel threads (the flusher allocating blocks) */
+	__u64 handles_untraced;	/* by kernel threads for no traced file (by window) */
 	__u64 journal_bytes;	/* its commit's journal blocks, as written */
 	__u64 handles_user;	/* by untraced user tasks: never charged to entries */
+	__u64 meta_bytes;	/* metadata it wrote in place (btrfs tree blocks, xfs
+				 * buffers): split by handles like journal_bytes */
+	__u32 fs;		/* enum amp_txn_fs */
+	__u32 disk;		/* disk its bytes went to (key of devs), 0 if none yet */
+	__u64 handles_file;	/* by kernel threads for a traced file: sum of files[] */
+	struct amp_txn_file files[AMP_TXN_FILES];
 };
 
 /* Sent once the commit has ended: its journal bytes are final. */
@@ -154,6 +181,16 @@ struct amp_txn_rec {
 	__u32 tid;
 	__u32 committed;	/* 0: drained at exit, commit still running */
 	struct amp_txn_stats st;
+};
+
+/* Metadata a transaction wrote in place after its record went (ext4's
+ * checkpoint blocks, filed by its commit, written back later). */
+struct amp_txn_late {
+	__u32 type;		/* AMP_REC_TXN_LATE */
+	__u32 dev;		/* struct amp_txn_key */
+	__u32 tid;
+	__u32 disk;		/* where the bytes went (key of devs) */
+	__u64 bytes;
 };
 
 /* Key of the page-owner map: one dirtied folio of one file. */
@@ -185,6 +222,7 @@ struct amp_dev_stats {
 	__u64 ios;
 	__u64 unwalked_bytes;	/* request bytes past the walk limit (in OTHER) */
 	__u64 meta_untraced;	/* metadata bytes of pages untraced user tasks dirtied */
+	__u64 meta_txn;		/* metadata bytes of a known fs transaction (meta_bytes) */
 };
 
 /* Per dirtied file (dev, ino) of traced entries: dev as stat() reports it
@@ -243,7 +281,7 @@ struct amp_stats {
 	__u64 devs_full;
 	__u64 pages_untracked;	/* dirtied by a traced thread with no entry */
 	__u64 pages_cancelled;	/* re-dirtied or dropped before write-out */
-	__u64 jbd2_bios_full;
+	__u64 jbd2_bios_full;	/* fs_bios full: a journal or txn bio by window */
 	__u64 txns_full;
 	__u64 entry_txns_dropped;	/* handles in a 5th+ transaction of one entry */
 };

@@ -27,22 +27,34 @@ SEC("tp_btf/block_bio_queue")
 int BPF_PROG(on_bio_queue, struct bio *bio)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct amp_txn_key none = {}, *txn;
+	struct amp_fs_bio fb = { .fs = AMP_FS_JBD2 };
+	struct amp_txn_key *txn;
 	__u64 key = (__u64)bio;
 
-	if (!comm_is_jbd2())
+	/* (A direct load: bio is the tracepoint's own argument.) */
+	bool xlog = xfs_traced && (__u64)bio->bi_end_io == xfs_log_end_io;
+
+	if (!xlog && !comm_is_jbd2())
 		return 0;
 	/* Only bios whose completion we will walk: a bio of another disk would
 	 * stay here and, its address reused, mark a later bio as journal. */
-	if (filter_dev) {
+	if (filter_dev || xlog) {
 		struct gendisk *disk = BPF_CORE_READ(bio, bi_bdev, bd_disk);
+		__u32 dev = disk ? (BPF_CORE_READ(disk, major) << 20) |
+				   BPF_CORE_READ(disk, first_minor) : 0;
 
-		if (!disk || !disk_is_target((BPF_CORE_READ(disk, major) << 20) |
-					     BPF_CORE_READ(disk, first_minor)))
+		if (!disk || !disk_is_target(dev))
 			return 0;
+		if (xlog) {
+			/* Keyed by its partition, as the commits are by s_dev. */
+			xfs_log_bio_queued(bio, BPF_CORE_READ(bio, bi_bdev, bd_dev));
+			return 0;
+		}
 	}
 	txn = bpf_map_lookup_elem(&jbd2_committing, &tid);
-	if (bpf_map_update_elem(&jbd2_bios, &key, txn ? txn : &none, BPF_ANY))
+	if (txn)
+		fb.txn = *txn;
+	if (bpf_map_update_elem(&fs_bios, &key, &fb, BPF_ANY))
 		STAT_INC(jbd2_bios_full);
 	return 0;
 }
@@ -60,13 +72,15 @@ struct walk {
 	bool bio_walkable;	/* REQ_OP_WRITE: pages to look at */
 	bool bio_jbd2;		/* fs journal: jbd2 thread's, or an xfs log write */
 	bool bio_meta;
-	struct amp_txn_key txn;	/* jbd2 bio: the commit it belongs to, or {0, 0} */
+	bool txn_meta;		/* txn's bytes are its metadata, not its journal */
+	__u32 txn_fs;		/* enum amp_txn_fs of txn */
+	struct amp_txn_key txn;	/* fs_bios bio: the transaction it belongs to, or {0, 0} */
 };
 
 static __always_inline void walk_load_bio(struct walk *w, struct bio *bio)
 {
 	__u32 opf = BPF_CORE_READ(bio, bi_opf);
-	struct amp_txn_key *txn;
+	struct amp_fs_bio *fb;
 	__u64 key = (__u64)bio;
 	int meta = bpf_core_enum_value(enum req_flag_bits, __REQ_META);
 
@@ -77,30 +91,35 @@ static __always_inline void walk_load_bio(struct walk *w, struct bio *bio)
 	w->bio_left = BPF_CORE_READ(bio, bi_iter.bi_size);
 	w->bio_walkable = (opf & AMP_REQ_OP_MASK) == REQ_OP_WRITE && w->vecs;
 	w->bio_meta = opf & (1u << meta);
-	txn = bpf_map_lookup_elem(&jbd2_bios, &key);
-	w->bio_jbd2 = txn != NULL ||
-		      (xfs_log_end_io && (__u64)BPF_CORE_READ(bio, bi_end_io) == xfs_log_end_io);
-	w->txn.dev = txn ? txn->dev : 0;
-	w->txn.tid = txn ? txn->tid : 0;
-	if (txn)
-		bpf_map_delete_elem(&jbd2_bios, &key);
+	fb = bpf_map_lookup_elem(&fs_bios, &key);
+	w->bio_jbd2 = (fb && !fb->meta) || bio_is_xfs_log(bio);
+	w->txn.dev = fb ? fb->txn.dev : 0;
+	w->txn.tid = fb ? fb->txn.tid : 0;
+	w->txn_fs = fb ? fb->fs : 0;
+	w->txn_meta = fb && fb->meta;
+	if (fb)
+		bpf_map_delete_elem(&fs_bios, &key);
 }
 
-static __always_inline void charge_class(struct walk *w, struct amp_dev_stats *ds,
-					 int cls, __u32 bytes)
+static __always_inline void add_class(struct amp_dev_stats *ds, int cls, __u32 bytes)
 {
 	if (cls >= 0 && cls < AMP_NR_CLASSES)
 		__sync_fetch_and_add(&ds->bytes[cls], bytes);
-	/* Journal blocks of a known commit: that transaction's cost. */
-	if (cls == AMP_CLASS_JOURNAL && w->txn.dev) {
+}
+
+/* Unowned bytes: their class, and the transaction of a fs_bios bio. */
+static __always_inline void charge_class(struct walk *w, struct amp_dev_stats *ds,
+					 int cls, __u32 bytes)
+{
+	add_class(ds, cls, bytes);
+	/* Journal blocks of a known commit, or metadata a transaction wrote
+	 * in place: that transaction's cost. */
+	if (w->txn.dev &&
+	    cls == (w->txn_meta ? AMP_CLASS_METADATA : AMP_CLASS_JOURNAL)) {
 		/* A stack copy: pre-5.19 verifiers take no map key from *w. */
 		struct amp_txn_key txn = w->txn;
-		struct amp_txn_stats *ts = txn_stats(&txn);
 
-		if (ts) {
-			__sync_fetch_and_add(&ts->journal_bytes, bytes);
-			__sync_fetch_and_add(&ds->journal_txn, bytes);
-		}
+		charge_txn_bytes(ds, w->dev, &txn, w->txn_fs, w->txn_meta, bytes);
 	}
 }
 
@@ -117,7 +136,7 @@ static __always_inline void charge_owner(struct walk *w, struct amp_dev_stats *d
 	bool first = o->bytes_written == 0;
 	__u32 written;
 
-	charge_class(w, ds, cls, bytes);
+	add_class(ds, cls, bytes);
 	fs = bpf_map_lookup_elem(&files, &fk);
 	if (fs)
 		__sync_fetch_and_add(&fs->dev_bytes, bytes);
@@ -253,6 +272,11 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 			goto advance;
 		}
 	}
+	/* Metadata a transaction filed and writes back in place: its own. */
+	if (cls == AMP_CLASS_METADATA && host && txn_page_written(w->dev, &key, chunk)) {
+		add_class(ds, cls, chunk);
+		goto advance;
+	}
 	if (cls == AMP_CLASS_METADATA && host) {
 		/* Metadata an untraced process dirtied itself: not for sharing. */
 		__u64 bit, *mw = meta_untraced_word(&key, &bit);
@@ -353,6 +377,8 @@ static __always_inline int request_done(struct request *rq, unsigned int nr_byte
 		__sync_fetch_and_add(&ds->unwalked_bytes, w.rq_left);
 		charge_class(&w, ds, AMP_CLASS_OTHER, w.rq_left);
 	}
+	if (xfs_traced)
+		xfs_walk_end((__u64)bio);	/* a read value: a scalar to the verifier */
 	return 0;
 }
 

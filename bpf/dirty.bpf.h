@@ -132,6 +132,8 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 
 			if (!(*w & bit))
 				__sync_fetch_and_or(w, bit);
+		} else if (current_is_kthread()) {
+			txn_page_dirtied(&key, host);
 		}
 		goto not_owned;
 	}

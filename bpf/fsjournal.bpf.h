@@ -11,10 +11,10 @@
 #ifndef AMPTRACE_FSJOURNAL_BPF_H
 #define AMPTRACE_FSJOURNAL_BPF_H
 
-static __always_inline struct amp_txn_stats *txn_stats(struct amp_txn_key *key)
+static __always_inline struct amp_txn_stats *txn_stats(struct amp_txn_key *key, __u32 fs)
 {
 	struct amp_txn_stats *ts = bpf_map_lookup_elem(&txns, key);
-	struct amp_txn_stats zero = {};
+	struct amp_txn_stats zero = { .fs = fs };
 
 	if (ts)
 		return ts;
@@ -24,6 +24,27 @@ static __always_inline struct amp_txn_stats *txn_stats(struct amp_txn_key *key)
 		return NULL;
 	}
 	return bpf_map_lookup_elem(&txns, key);
+}
+
+/* Device bytes that belong to a transaction: its journal blocks, or
+ * metadata it writes in place (meta).  The path every filesystem's
+ * transaction-owned bytes take, at write-out; disk: the key of ds. */
+static __always_inline void charge_txn_bytes(struct amp_dev_stats *ds, __u32 disk,
+					     struct amp_txn_key *key, __u32 fs, bool meta,
+					     __u32 bytes)
+{
+	struct amp_txn_stats *ts = txn_stats(key, fs);
+
+	if (!ts)
+		return;
+	ts->disk = disk;
+	if (meta) {
+		__sync_fetch_and_add(&ts->meta_bytes, bytes);
+		__sync_fetch_and_add(&ds->meta_txn, bytes);
+	} else {
+		__sync_fetch_and_add(&ts->journal_bytes, bytes);
+		__sync_fetch_and_add(&ds->journal_txn, bytes);
+	}
 }
 
 static __always_inline void entry_add_txn(struct amp_entry *e, struct amp_txn_key *key)
@@ -49,32 +70,172 @@ static __always_inline void entry_add_txn(struct amp_entry *e, struct amp_txn_ke
 	}
 }
 
+/*
+ * Kernel threads that work for one file (ext4's unwritten-extent
+ * conversion after the data I/O, the flusher allocating delayed blocks)
+ * name its inode just before they open their handle (6.5+): the file
+ * their next handle is for, if it is a traced file.  Keyed by tid; the
+ * handle consumes it.
+ */
+struct kthread_tag {
+	struct amp_file_key file;
+	__u32 sb_dev;		/* the filesystem's s_dev: the handle's journal must match */
+	__u32 __pad;
+};
+
+/* LRU: kernel worker threads come and go, their last tags with them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct kthread_tag);
+} kthread_tags SEC(".maps");
+
+SEC("tp_btf/ext4_journal_start_inode")
+int BPF_PROG(on_ext4_journal_start_inode, struct inode *inode)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct kthread_tag tag = {};
+	struct amp_file_stats *fs;
+	struct super_block *sb;
+
+	if (!current_is_kthread() || !inode)
+		return 0;
+	sb = inode->i_sb;
+	tag.sb_dev = sb->s_dev;
+	tag.file.dev = inode_dev(inode, tag.sb_dev, sb->s_magic);
+	tag.file.ino = inode->i_ino;
+	fs = bpf_map_lookup_elem(&files, &tag.file);
+	if (!fs || fs->excluded || !disk_is_target(tag.sb_dev)) {
+		/* A stale tag must not name the next handle. */
+		bpf_map_delete_elem(&kthread_tags, &tid);
+		return 0;
+	}
+	bpf_map_update_elem(&kthread_tags, &tid, &tag, BPF_ANY);
+	return 0;
+}
+
+/* One more kernel-thread handle for traced file f in the transaction. */
+static __always_inline bool txn_file_add(struct amp_txn_stats *ts, struct amp_file_key *f)
+{
+	for (int i = 0; i < AMP_TXN_FILES; i++) {
+		struct amp_txn_file *s = &ts->files[i];
+
+		if (s->ino == 0)
+			__sync_val_compare_and_swap(&s->ino, 0, f->ino);
+		if (s->ino == f->ino && s->dev == 0)
+			__sync_val_compare_and_swap(&s->dev, 0, f->dev);
+		if (s->ino == f->ino && s->dev == f->dev) {
+			__sync_fetch_and_add(&s->handles, 1);
+			__sync_fetch_and_add(&ts->handles_file, 1);
+			return true;
+		}
+	}
+	return false;	/* a fifth file: by window */
+}
+
+/* Kernel thread (tid) -> the transaction of its last handle that named no
+ * traced file (see on_ext4_map_blocks). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);	/* as kthread_tags */
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct amp_txn_key);
+} kthread_pending SEC(".maps");
+
+/* A kernel thread's handle for a traced file: into the txn's files[]. */
+static __always_inline bool txn_add_file_handle(struct amp_txn_stats *ts, __u32 dev)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct kthread_tag *p = bpf_map_lookup_elem(&kthread_tags, &tid), tag;
+	struct amp_file_key f;
+
+	if (!p)
+		return false;
+	tag = *p;
+	f = tag.file;
+	bpf_map_delete_elem(&kthread_tags, &tid);
+	if (tag.sb_dev != dev)
+		return false;
+	return txn_file_add(ts, &f);
+}
+
+/* One handle (a jbd2 handle, an xfs transaction) opened in the current
+ * task's context in the transaction key: who caused it. */
+static __always_inline void txn_add_handle(struct amp_txn_key *key, __u32 fs)
+{
+	struct amp_txn_stats *ts = txn_stats(key, fs);
+	struct amp_entry *e;
+
+	if (!ts)
+		return;
+	e = thread_entry(thread_state(false));
+	if (!e) {
+		/* A kernel thread's handle is shared by the entries that dirtied
+		 * the traced file it names, else by window; an untraced
+		 * process's is its own business, never charged to an entry. */
+		if (!current_is_kthread()) {
+			__sync_fetch_and_add(&ts->handles_user, 1);
+		} else if (!txn_add_file_handle(ts, key->dev)) {
+			__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+			__sync_fetch_and_add(&ts->handles_untraced, 1);
+			if (fs == AMP_FS_JBD2)
+				bpf_map_update_elem(&kthread_pending, &tid, key, BPF_ANY);
+		}
+		return;
+	}
+	__sync_fetch_and_add(&ts->handles_traced, 1);
+	entry_add_txn(e, key);
+}
+
+/*
+ * ext4 starts the handle that converts extents after the data I/O from a
+ * reservation, naming no file (ext4_journal_start_reserved); the file
+ * comes after, as the kworker maps its blocks.  (Before 6.5 no handle
+ * names one at start.)  So a kernel thread's handle that named no traced
+ * file waits here for the thread's next block mapping: if that is a traced
+ * file's, the handle moves to it from the window's share.
+ */
+SEC("tp_btf/ext4_ext_map_blocks_enter")
+int BPF_PROG(on_ext4_map_blocks, struct inode *inode)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct amp_txn_key *p, key;
+	struct amp_txn_stats *ts;
+	struct amp_file_stats *fs;
+	struct amp_file_key f = {};
+	struct super_block *sb;
+
+	if (!current_is_kthread() || !inode)
+		return 0;
+	p = bpf_map_lookup_elem(&kthread_pending, &tid);
+	if (!p)
+		return 0;
+	key = *p;
+	bpf_map_delete_elem(&kthread_pending, &tid);
+	sb = inode->i_sb;
+	if (sb->s_dev != key.dev)
+		return 0;
+	f.dev = inode_dev(inode, sb->s_dev, sb->s_magic);
+	f.ino = inode->i_ino;
+	fs = bpf_map_lookup_elem(&files, &f);
+	if (!fs || fs->excluded)
+		return 0;
+	ts = bpf_map_lookup_elem(&txns, &key);
+	if (ts && txn_file_add(ts, &f))
+		__sync_fetch_and_sub(&ts->handles_untraced, 1);
+	return 0;
+}
+
 SEC("tp_btf/jbd2_handle_start")
 int BPF_PROG(on_jbd2_handle_start, dev_t dev, tid_t tid, unsigned int type,
 	     unsigned int line_no, int requested_blocks)
 {
 	struct amp_txn_key key = { .dev = dev, .tid = tid };
-	struct amp_txn_stats *ts;
-	struct amp_entry *e;
 
-	if (!disk_is_target(dev))
-		return 0;
-	ts = txn_stats(&key);
-	if (!ts)
-		return 0;
-	e = thread_entry(thread_state(false));
-	if (!e) {
-		/* A kernel thread's handle (the flusher allocating blocks for
-		 * traced data too) is shared by window; an untraced process's
-		 * is its own business, never charged to an entry. */
-		if (current_is_kthread())
-			__sync_fetch_and_add(&ts->handles_untraced, 1);
-		else
-			__sync_fetch_and_add(&ts->handles_user, 1);
-		return 0;
-	}
-	__sync_fetch_and_add(&ts->handles_traced, 1);
-	entry_add_txn(e, &key);
+	if (disk_is_target(dev))
+		txn_add_handle(&key, AMP_FS_JBD2);
 	return 0;
 }
 

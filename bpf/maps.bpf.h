@@ -210,16 +210,25 @@ struct {
 	__type(value, struct amp_dev_stats);
 } devs SEC(".maps");
 
-/* Bios submitted by a jbd2 thread, from queue to completion: the
- * transaction it was committing then ({0, 0} outside a commit). */
+/* A bio whose bytes belong to a filesystem transaction: its journal blocks
+ * (jbd2's, xfs's log) or metadata it writes in place (btrfs superblocks). */
+struct amp_fs_bio {
+	struct amp_txn_key txn;	/* {0, 0}: outside a known transaction (by window) */
+	__u32 fs;		/* enum amp_txn_fs */
+	__u32 meta;		/* 1: the txn's meta_bytes, class metadata;
+				 * 0: its journal_bytes, class journal */
+};
+
+/* Bios of a filesystem transaction, from queue to completion (the jbd2
+ * thread's, among others). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 8192);
 	__type(key, __u64);
-	__type(value, struct amp_txn_key);
-} jbd2_bios SEC(".maps");
+	__type(value, struct amp_fs_bio);
+} fs_bios SEC(".maps");
 
-/* jbd2 transactions from their first handle to the end of their commit. */
+/* Filesystem transactions from their first handle to the end of their commit. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);

@@ -8,7 +8,7 @@ build=(clang llvm make gcc pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev l
        libmount-dev)        # mount points of the paths the kernel side records
 # Tests: filesystems, real loggers, capability tools, the checks' python,
 # chromium (headless screenshot of amptrace compare's HTML report).
-test=(xfsprogs btrfs-progs e2fsprogs rsyslog systemd util-linux libcap2-bin python3 chromium
+test=(xfsprogs btrfs-progs e2fsprogs sqlite3 rsyslog systemd util-linux libcap2-bin python3 chromium
       qemu-system-x86 busybox-static   # t95, t96: 6.1 and 5.15 kernels under qemu
       kmod xz-utils zstd               # t97: depmod, modules for a Debian 13 guest
       tmux prometheus curl             # t90 top in a terminal; t93 promtool and a real scrape

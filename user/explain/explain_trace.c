@@ -733,6 +733,10 @@ static int explain_one(struct explain_ctx *x, const struct xentry *t, const stru
 			any_meta |= xrun_meta(&t->e.runs[k]);
 		if (!any_meta && t->e.dev_bytes[AMP_CLASS_METADATA])
 			charge(x, OWN_METADATA, 0, t->e.dev_bytes[AMP_CLASS_METADATA], false);
+		/* A transaction's metadata share (from a record; a JSON trace has
+		 * it in its metadata already). */
+		if (t->c.meta)
+			charge(x, OWN_METADATA, 0, t->c.meta, false);
 		if (t->c.journal)
 			charge(x, OWN_FS_JOURNAL, 0, t->c.journal, false);
 		if (t->c.window)

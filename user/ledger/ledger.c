@@ -6,9 +6,10 @@
  * metadata pages it dirtied itself).  Two costs come later and are settled
  * here, in user space, because they are shared between entries:
  *
- *  - fs journal, by cause: each jbd2 commit's journal bytes are split over
- *    the entries that opened handles in that transaction, by their share of
- *    its handles (the kernel sends one record per commit).
+ *  - fs journal, by cause: each transaction's journal bytes (a jbd2
+ *    commit's) and the metadata it wrote in place (btrfs tree blocks) are
+ *    split over the entries that opened handles in that transaction, by
+ *    their share of its handles (the kernel sends one record per commit).
  *  - by window: device bytes no cause claims (metadata written back by the
  *    fs, handles opened by the flusher, journal writes outside a commit) are
  *    split, per disk, over the entries whose pages were written in the same
@@ -138,7 +139,7 @@ static __u64 unclaimed_counter(struct ledger *l, __u32 disk, __u64 *ios, __u64 *
 	*ios = st.ios;
 	if (others)
 		*others = st.bytes[AMP_CLASS_OTHER] + st.bytes[AMP_CLASS_BEFORE_START];
-	return st.bytes[AMP_CLASS_METADATA] - st.meta_owned - st.meta_untraced +
+	return st.bytes[AMP_CLASS_METADATA] - st.meta_owned - st.meta_untraced - st.meta_txn +
 	       st.bytes[AMP_CLASS_JOURNAL] - st.journal_txn;
 }
 
@@ -212,25 +213,48 @@ static struct known_txn *txn_find(struct ledger *l, __u32 dev, __u32 tid)
 
 static __u64 txn_total_handles(const struct known_txn *t)
 {
-	return t->st.handles_traced + t->st.handles_untraced + t->st.handles_user;
+	return t->st.handles_traced + t->st.handles_untraced + t->st.handles_user +
+	       t->st.handles_file;
 }
 
-/* One entry's share of a committed transaction's journal bytes. */
-static void charge_share(struct ledger *l, struct held *h, struct known_txn *t, __u32 handles)
+/* What the transaction wrote: journal blocks and metadata in place. */
+static __u64 txn_bytes(const struct known_txn *t)
 {
-	__u64 total = txn_total_handles(t), share;
-	struct ledger_disk *d;
+	return t->st.journal_bytes + t->st.meta_bytes;
+}
 
-	if (!total)
-		return;
-	share = t->st.journal_bytes * handles / total;
-	if (share > t->st.journal_bytes - t->given)
-		share = t->st.journal_bytes - t->given;
-	t->given += share;
-	h->c.journal += share;
-	d = disk_totals(l, t->key.dev);
+/* The disk its bytes went to: for jbd2 the journal's device is the key;
+ * a btrfs key is the filesystem's anonymous s_dev, so the walk names it. */
+static __u32 txn_disk(const struct known_txn *t)
+{
+	return t->st.disk ? t->st.disk : t->key.dev;
+}
+
+/* share bytes of t on h's bill: journal and metadata in the transaction's
+ * own proportion. */
+static void credit_share(struct ledger *l, struct held *h, struct known_txn *t, __u64 share)
+{
+	struct ledger_disk *d = disk_totals(l, txn_disk(t));
+	__u64 meta = txn_bytes(t) ? share * t->st.meta_bytes / txn_bytes(t) : 0;
+
+	h->c.journal += share - meta;
+	h->c.meta += meta;
 	if (d)
 		d->journal_by_cause += share;
+}
+
+/* One entry's share of a committed transaction's bytes. */
+static void charge_share(struct ledger *l, struct held *h, struct known_txn *t, __u32 handles)
+{
+	__u64 total = txn_total_handles(t), bytes = txn_bytes(t), share;
+
+	if (!total || !bytes)
+		return;
+	share = bytes * handles / total;
+	if (share > bytes - t->given)
+		share = bytes - t->given;
+	t->given += share;
+	credit_share(l, h, t, share);
 }
 
 void ledger_entry(struct ledger *l, const struct amp_entry *e)
@@ -271,17 +295,76 @@ void ledger_entry(struct ledger *l, const struct amp_entry *e)
 /* Share of a commit nobody in the trace claims: to its disk's window. */
 static void txn_release_rest(struct ledger *l, struct known_txn *t)
 {
-	struct window *w = window_of(l, t->key.dev);
+	struct window *w = window_of(l, txn_disk(t));
 
-	if (w && t->st.journal_bytes > t->given)
-		w->pool += t->st.journal_bytes - t->given;
-	t->given = t->st.journal_bytes;
+	if (w && txn_bytes(t) > t->given)
+		w->pool += txn_bytes(t) - t->given;
+	t->given = txn_bytes(t);
+}
+
+/* Pages of file (dev, ino) an entry dirtied, as its scatter slots say. */
+static __u64 entry_file_pages(const struct amp_entry *e, __u32 dev, __u64 ino)
+{
+	__u32 runs = e->nr_runs < AMP_SCATTER_MAX ? e->nr_runs : AMP_SCATTER_MAX;
+	__u64 pages = 0;
+
+	for (__u32 i = 0; i < runs; i++)
+		if (e->runs[i].ino == ino && e->runs[i].dev == dev &&
+		    e->runs[i].kind == AMP_PAGE_FILE)
+			pages += e->runs[i].npages;
+	return pages;
+}
+
+/*
+ * Handles kernel threads opened for a traced file (ext4 converting the
+ * extents its data went to, the flusher allocating its blocks): the work
+ * of the entries that dirtied that file.  Split over the held entries by
+ * their pages of it; with none held (all printed), by window.
+ */
+static void txn_share_files(struct ledger *l, struct known_txn *t)
+{
+	__u64 total = txn_total_handles(t), bytes_all = txn_bytes(t);
+
+	for (int i = 0; i < AMP_TXN_FILES && total; i++) {
+		const struct amp_txn_file *f = &t->st.files[i];
+		__u64 bytes = bytes_all * f->handles / total, pages = 0, given = 0;
+		struct held *last = NULL;
+
+		if (!f->handles)
+			continue;
+		if (bytes > bytes_all - t->given)
+			bytes = bytes_all - t->given;
+		for (struct held *h = l->held; h; h = h->next) {
+			__u64 p = entry_file_pages(&h->e, f->dev, f->ino);
+
+			pages += p;
+			if (p)
+				last = h;
+		}
+		t->given += bytes;
+		if (!pages) {
+			struct window *w = window_of(l, txn_disk(t));
+
+			if (w)
+				w->pool += bytes;
+			continue;
+		}
+		for (struct held *h = l->held; h; h = h->next) {
+			__u64 p = entry_file_pages(&h->e, f->dev, f->ino),
+			      share = h == last ? bytes - given : bytes * p / pages;
+
+			if (!p)
+				continue;
+			credit_share(l, h, t, share);
+			given += share;
+		}
+	}
 }
 
 void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec)
 {
 	struct known_txn *t = txn_find(l, rec->dev, rec->tid);
-	__u64 untraced, user;
+	__u64 untraced, user, bytes;
 
 	if (!t) {
 		if (amp_grow(&l->txns, &l->cap_txns, l->nr_txns + 1, sizeof(*l->txns)))
@@ -304,27 +387,60 @@ void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec)
 				h->pending_txns--;
 				held_progress(l, h, was);
 			}
-	/* Handles of kernel threads (the flusher allocating blocks): by
-	 * window.  Handles of untraced processes: theirs, never shared. */
+	txn_share_files(l, t);
+	/* Handles of kernel threads for no traced file: by window.  Handles
+	 * of untraced processes: theirs, never shared. */
+	bytes = txn_bytes(t);
 	untraced = txn_total_handles(t) ?
-		   t->st.journal_bytes * t->st.handles_untraced / txn_total_handles(t) :
-		   t->st.journal_bytes;
-	user = txn_total_handles(t) ?
-	       t->st.journal_bytes * t->st.handles_user / txn_total_handles(t) : 0;
+		   bytes * t->st.handles_untraced / txn_total_handles(t) : bytes;
+	user = txn_total_handles(t) ? bytes * t->st.handles_user / txn_total_handles(t) : 0;
 	if (untraced) {
-		struct window *w = window_of(l, t->key.dev);
+		struct window *w = window_of(l, txn_disk(t));
 
 		if (w)
 			w->pool += untraced;
 		t->given += untraced;
 	}
 	if (user) {
-		struct ledger_disk *d = disk_totals(l, t->key.dev);
+		struct ledger_disk *d = disk_totals(l, txn_disk(t));
 
 		if (d)
 			d->untraced += user;
 		t->given += user;
 	}
+	print_ready(l);
+}
+
+/*
+ * Metadata a transaction wrote after its record (ext4's checkpoint blocks):
+ * shared as its own bytes were, by handles, among the entries still held;
+ * the shares of entries already printed and of kernel threads go by
+ * window, untraced processes' are theirs.
+ */
+void ledger_txn_late(struct ledger *l, const struct amp_txn_late *rec)
+{
+	struct known_txn *t = txn_find(l, rec->dev, rec->tid);
+	struct ledger_disk *d = disk_totals(l, rec->disk);
+	struct window *w = window_of(l, rec->disk);
+	__u64 total = t && t->committed ? txn_total_handles(t) : 0, given = 0, user;
+
+	for (struct held *h = total ? l->held : NULL; h; h = h->next)
+		for (__u32 i = 0; i < h->e.nr_txns && i < AMP_ENTRY_TXNS; i++)
+			if (h->e.txns[i].dev == rec->dev && h->e.txns[i].tid == rec->tid) {
+				__u64 share = rec->bytes * h->e.txns[i].handles / total;
+
+				h->c.meta += share;
+				given += share;
+				if (d)
+					d->journal_by_cause += share;
+			}
+	user = total ? rec->bytes * t->st.handles_user / total : 0;
+	if (user && d)
+		d->untraced += user;
+	else
+		user = 0;
+	if (w)
+		w->pool += rec->bytes - given - user;
 	print_ready(l);
 }
 

@@ -14,12 +14,14 @@
 struct entry_costs {
 	__u64 journal;		/* fs journal, by cause: share of its commits */
 	__u64 window;		/* unclaimed metadata/journal, by window */
+	__u64 meta;		/* fs metadata, by cause: share of its transactions'
+				 * meta_bytes (btrfs tree blocks, xfs buffers) */
 };
 
 /* Per disk, for the summary. */
 struct ledger_disk {
 	__u32 disk;
-	__u64 journal_by_cause;
+	__u64 journal_by_cause;	/* transaction shares (journal and meta_bytes) */
 	__u64 by_window;
 	__u64 left_over;	/* unclaimed in windows with no entry, at exit */
 	__u64 untraced;		/* commit shares of untraced processes' handles */
@@ -33,6 +35,7 @@ typedef void (*ledger_emit_fn)(void *ctx, const struct amp_entry *e,
 struct ledger *ledger_new(ledger_emit_fn emit, void *ctx, int devs_fd);
 void ledger_entry(struct ledger *l, const struct amp_entry *e);
 void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec);
+void ledger_txn_late(struct ledger *l, const struct amp_txn_late *rec);
 /* Close the write-out windows that are due (force: all). */
 void ledger_tick(struct ledger *l, bool force);
 /* End of run: commits still running (the txns map) count as they stand. */

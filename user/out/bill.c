@@ -8,7 +8,7 @@ struct bill entry_bill(const struct amp_entry *e, const struct entry_costs *c)
 {
 	struct bill b = { .cost = {
 		[BILL_DATA] = e->dev_bytes[AMP_CLASS_DATA],
-		[BILL_METADATA] = e->dev_bytes[AMP_CLASS_METADATA],
+		[BILL_METADATA] = e->dev_bytes[AMP_CLASS_METADATA] + c->meta,
 		[BILL_JOURNAL] = c->journal,
 		[BILL_WINDOW] = c->window,
 	} };

@@ -31,7 +31,9 @@
  *              other); u64 journal, window (ledger costs); u32 runs_dropped,
  *              txns_dropped; u16 nr_txns, nr_runs; nr_txns x {u32 dev, tid,
  *              handles}; nr_runs x {u64 ino, index; u32 dev; u16 npages;
- *              u8 kind, written} (only the runs used: 160 + 24/run bytes)
+ *              u8 kind, written} (only the runs used);
+ *              then (since transaction metadata; older readers stop before
+ *              it) u64 meta (ledger cost)
  *   4 FILE     u32 dev, u64 ino, u32 last_pid, str kernel name, u64 entries,
  *              syscall_bytes, folios_dirtied, pages_dirtied, dev_bytes
  *   5 SUMMARY  u8 final, u8 pad[3], u32 nr_files (FILE records just before),
@@ -360,6 +362,7 @@ void recorder_entry(struct recorder *r, const struct amp_entry *e, const struct 
 		put_u8(b, e->runs[i].kind);
 		put_u8(b, e->runs[i].written);
 	}
+	put_u64(b, c->meta);
 	emit(r, RECORD_ENTRY);
 	r->entries++;
 }
@@ -671,6 +674,9 @@ static bool decode_entry(struct cur *c, struct amp_entry *e, struct entry_costs 
 		e->runs[i].kind = get_u8(c);
 		e->runs[i].written = get_u8(c);
 	}
+	/* Written since transaction metadata: absent in older records. */
+	if (!c->short_ && c->pos < c->len)
+		co->meta = get_u64(c);
 	return !c->short_;
 }
 

@@ -27,6 +27,7 @@
 #include "out/sink.h"
 #include "out/top.h"
 #include "sys/devstat.h"
+#include "sys/mounts.h"
 #include "sys/paths.h"
 #include "sys/presets.h"
 #include "trace/ksyms.h"
@@ -103,12 +104,43 @@ static int on_record(void *ctx, void *data, size_t len)
 
 	if (type == AMP_REC_TXN && len == sizeof(struct amp_txn_rec))
 		ledger_txn(t->ledger, data);
+	else if (type == AMP_REC_TXN_LATE && len == sizeof(struct amp_txn_late))
+		ledger_txn_late(t->ledger, data);
 	else if (type == AMP_REC_SETTLED && len == sizeof(struct amp_settle))
 		settler_settled(t->settler, data, false);
 	else if (type == AMP_REC_ENTRY && len >= offsetof(struct amp_entry, runs) &&
 		 len <= sizeof(struct amp_entry))
 		settler_entry(t->settler, data, len);
 	return 0;
+}
+
+/* xfs's log by cause (bpf/xfslog.bpf.h): its commits, and the files its
+ * ioend workers name.  Without a traced xfs, or without the tracepoint,
+ * that part stays on the window rule, as before. */
+static void xfs_programs(struct amptrace *skel, const struct trace_opts *o)
+{
+	static const struct { const char *tp; const char *what; } tps[] = {
+		{ "xfs_trans_commit_items", "xfs log by window" },
+		{ "xfs_unwritten_convert", "xfs extent conversions by window" },
+		{ "xfs_setfilesize", "xfs size updates by window" },
+	};
+	struct bpf_program *progs[] = {
+		skel->progs.on_xfs_commit_items,
+		skel->progs.on_xfs_unwritten_convert,
+		skel->progs.on_xfs_setfilesize,
+	};
+	bool xfs = fstype_on_disk("xfs", o->dev);
+
+	/* Its log bios by checkpoint. */
+	skel->rodata->xfs_traced = xfs && skel->rodata->xfs_log_end_io;
+
+	for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
+		if (xfs && kernel_has_tracepoint(tps[i].tp))
+			continue;
+		bpf_program__set_autoload(progs[i], false);
+		if (xfs && o->verbose)
+			fprintf(stderr, "amptrace: no %s tracepoint: %s\n", tps[i].tp, tps[i].what);
+	}
 }
 
 static int configure(struct tracer *t)
@@ -178,6 +210,18 @@ static int configure(struct tracer *t)
 			fprintf(stderr, "amptrace: no jbd2 tracepoints (module not loaded?): "
 				"ext4 journal charged by window only\n");
 	}
+	/* xfs's log by cause: only where a traced disk holds xfs (which
+	 * loads the module and its BTF), and each tracepoint where it is. */
+	xfs_programs(skel, o);
+	/* 6.5+: kernel threads name the file before their ext4 handle. */
+	if (!kernel_has_tracepoint("ext4_journal_start_inode")) {
+		bpf_program__set_autoload(skel->progs.on_ext4_journal_start_inode, false);
+		if (o->verbose)
+			fprintf(stderr, "amptrace: no ext4_journal_start_inode (before 6.5): "
+				"a kernel thread's ext4 handle named by its block mapping only\n");
+	}
+	if (!kernel_has_tracepoint("ext4_ext_map_blocks_enter"))
+		bpf_program__set_autoload(skel->progs.on_ext4_map_blocks, false);
 	return 0;
 }
 

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Metadata blocks a transaction files for write-back in place: ext4's
+ * checkpoint buffers.  At the end of commit T the jbd2 thread marks the
+ * metadata buffers T journaled dirty in the block device's page cache
+ * (writeback_dirty_folio, in that thread, between jbd2_start_commit and
+ * jbd2_end_commit); the flusher or a sync writes them later.  Those bytes
+ * are T's, owned here by its key rather than by an entry.  T's record is
+ * usually sent by then: they go to user space as a late record, shared
+ * like T's own bytes.
+ */
+#ifndef AMPTRACE_TXNPAGES_BPF_H
+#define AMPTRACE_TXNPAGES_BPF_H
+
+#define AMP_S_IFBLK 0060000
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct amp_page_key);
+	__type(value, struct amp_txn_key);
+} txn_pages SEC(".maps");
+
+/* A block-device folio dirtied by a kernel thread with no entry: if it is
+ * a jbd2 thread committing a traced transaction, the folio is that
+ * transaction's. */
+static __always_inline void txn_page_dirtied(struct amp_page_key *key, struct inode *host)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct amp_txn_key *txn;
+
+	if ((host->i_mode & AMP_S_IFMT) != AMP_S_IFBLK)
+		return;
+	txn = bpf_map_lookup_elem(&jbd2_committing, &tid);
+	if (txn)
+		bpf_map_update_elem(&txn_pages, key, txn, BPF_ANY);	/* full: by window */
+}
+
+/* Metadata bytes of transaction (dev, tid) written in place on disk: in
+ * its record if that is still to come, else in a late one.  1 if charged
+ * (class metadata all the same); 0: by window.  Inline: the walk's frames
+ * and a call more would pass the 512 bytes of stack of the chain. */
+static __always_inline int txn_late_bytes(__u32 disk, __u32 dev, __u32 tid, __u32 bytes)
+{
+	struct amp_txn_late rec = { .type = AMP_REC_TXN_LATE, .disk = disk, .bytes = bytes };
+	struct amp_txn_key txn = { .dev = dev, .tid = tid };
+	struct amp_dev_stats *ds = bpf_map_lookup_elem(&devs, &disk);
+	struct amp_txn_stats *ts;
+
+	if (!ds)
+		return 0;
+	ts = bpf_map_lookup_elem(&txns, &txn);
+	if (ts) {
+		ts->disk = disk;
+		__sync_fetch_and_add(&ts->meta_bytes, bytes);
+		__sync_fetch_and_add(&ds->meta_txn, bytes);
+		return 1;
+	}
+	rec.dev = dev;
+	rec.tid = tid;
+	if (bpf_ringbuf_output(&events, &rec, sizeof(rec), ringbuf_wakeup_flag(sizeof(rec)))) {
+		STAT_INC(ringbuf_drops);
+		return 0;
+	}
+	__sync_fetch_and_add(&ds->meta_txn, bytes);
+	return 1;
+}
+
+/* Unowned metadata bytes of a page cache folio written: a transaction's,
+ * if it filed the folio. */
+static __always_inline bool txn_page_written(__u32 disk, struct amp_page_key *key, __u32 bytes)
+{
+	struct amp_txn_key *p = bpf_map_lookup_elem(&txn_pages, key), txn;
+
+	if (!p)
+		return false;
+	txn = *p;
+	bpf_map_delete_elem(&txn_pages, key);
+	return txn_late_bytes(disk, txn.dev, txn.tid, bytes);
+}
+
+#endif /* AMPTRACE_TXNPAGES_BPF_H */
