@@ -81,10 +81,10 @@ def diff(before, after, tracer, workload):
         old = b.get(pid, {"run_cnt": 0, "run_time_ns": 0})
         cnt = row["run_cnt"] - old["run_cnt"]
         ns = row["run_time_ns"] - old["run_time_ns"]
-        # Other tracers' programs by their tracepoint (amptrace's keep
-        # their names: one of them serves several tracepoints).
+        # bpftrace's programs by their tracepoint (amptrace's keep their
+        # names: one of them serves several tracepoints).
         name = row["name"]
-        if tracer != "amptrace" and row.get("tps"):
+        if tracer in ("bpftrace", "floor") and row.get("tps"):
             name = "tp:" + "+".join(row["tps"])
         print(f"{tracer}\t{workload}\t{name}\t{cnt}\t{ns}")
     return 0
