@@ -226,8 +226,8 @@ PY
 
 # amp_locks WORKLOAD: the locked map operations amptrace counted in its
 # last run (its summary's counters) over the events of that run (stats.tsv):
-# the folio owners that went to the overflow hash per dirty-folio event, and
-# the ring-buffer reservations (one per entry) per syscall exit.
+# the folio owners that went to the overflow hash per dirty-folio event.
+# (The tracer's lifetime is a little longer than the events' window.)
 amp_locks() {
     python3 - "$TOUT" "$out/stats.tsv" "$1" >>"$out/locks.tsv" <<'PY'
 import json, sys
@@ -241,10 +241,8 @@ for line in open(sys.argv[2]):
     if t == "amptrace" and wl == sys.argv[3]:
         ev[prog] = ev.get(prog, 0) + int(cnt)
 folios = ev.get("on_dirty_folio", 0) + ev.get("on_dirty_page", 0)
-exits = ev.get("on_syscall_exit", 0) + ev.get("on_sys_exit", 0)
 over = s.get("counters", {}).get("pages_overflow", 0)
 print(f"{sys.argv[3]}\toverflow-hash inserts / dirty-folio events\t{over}\t{folios}")
-print(f"{sys.argv[3]}\tring reservations (entries) / syscall exits\t{s.get('entries', 0)}\t{exits}")
 PY
 }
 

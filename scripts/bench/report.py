@@ -346,9 +346,9 @@ def main(d):
         event_table(out, ev, wls)
     locks = read_tsv(f"{d}/locks.tsv", 4)
     if locks:
-        out.append("3d. locked map operations per event, counted by amptrace (the common path")
-        out.append("    takes none: a folio's owner goes to a hash only when its table window is")
-        out.append("    full, and each finished entry reserves ring-buffer space once)")
+        out.append("3d. locked map operations per dirty-folio event, counted by amptrace (the")
+        out.append("    common path takes none: a folio's owner goes to a hash only when its")
+        out.append("    table window is full; each finished entry also reserves ring space once)")
         for wl, key, num, den in locks:
             n, dd = int(num), int(den)
             out.append(f"  {wl:<18} {key:<44} {fnum(n):>10} / {fnum(dd):>10} = "
