@@ -532,7 +532,7 @@ journal_fresh() {
 # sched_ns PID: CPU time the task has run, in ns (exact, unlike ticks).
 sched_ns() { cut -d' ' -f1 "/proc/$1/schedstat"; }
 
-journald_run() {   # MODE KIND REP RUNKIND
+ingest_run() {   # MODE KIND REP RUNKIND (not journald_run: tests/lib.sh has one)
     local c0 c1
     journal_fresh
     c0=$(sched_ns "$JOURNALD_PID")
@@ -562,11 +562,11 @@ phase_journald() {
     start_journald
     say "journald: $J_N entries per run through native, syslog and stream, $reps reps x ${JMODES[*]}"
     for kind in native syslog stream; do
-        journald_run untraced "$kind" 0 warmup
+        ingest_run untraced "$kind" 0 warmup
         say "  $kind warm-up: $(kv lines_per_s "$RES") lines/s"
         for ((rep = 1; rep <= reps; rep++)); do
             for mode in $(order "$rep" "${JMODES[@]}"); do
-                journald_run "$mode" "$kind" "$rep" run
+                ingest_run "$mode" "$kind" "$rep" run
                 say "  $kind rep $rep $mode: $(kv lines_per_s "$RES") lines/s"
             done
         done
@@ -579,7 +579,7 @@ phase_journald() {
         for mode in "${TRACERS[@]}"; do
             # bpftrace's per-program figures: native is enough (and saves time).
             [[ $mode == bpftrace && $kind != native ]] && continue
-            journald_run "$mode" "$kind" 0 stats
+            ingest_run "$mode" "$kind" 0 stats
         done
     done
     stats_off
