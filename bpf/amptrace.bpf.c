@@ -15,6 +15,7 @@
 #include "target.bpf.h"
 #include "files.bpf.h"
 #include "entry.bpf.h"
+#include "folios.bpf.h"
 #include "syscall.bpf.h"
 #include "txnpages.bpf.h"
 #include "dirty.bpf.h"

@@ -284,6 +284,10 @@ struct amp_stats {
 	__u64 jbd2_bios_full;	/* fs_bios full: a journal or txn bio by window */
 	__u64 txns_full;
 	__u64 entry_txns_dropped;	/* handles in a 5th+ transaction of one entry */
+	__u64 page_races;	/* a folio's owner slot stayed busy: its bytes or its
+				 * new owner lost (see bpf/folios.bpf.h) */
+	__u64 pages_overflow;	/* not a loss: folios owned through the overflow
+				 * hash, their table window being full */
 };
 
 #endif /* AMPTRACE_H */

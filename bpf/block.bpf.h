@@ -123,69 +123,66 @@ static __always_inline void charge_class(struct walk *w, struct amp_dev_stats *d
 	}
 }
 
-/* Bytes of a folio owned by an entry: charge the entry, maybe settle it.
- * owners: the map o is in (page_owners, or startup_pages for a page). */
+/* Bytes of a folio owned by an entry (c: from its owner): charge the
+ * entry, and settle it if this was the last folio it waited for. */
 static __always_inline void charge_owner(struct walk *w, struct amp_dev_stats *ds,
-					 void *owners, struct amp_page_key *key,
-					 struct amp_page_owner *o, __u32 bytes)
+					 struct amp_page_key *key, struct folio_charge *c,
+					 __u32 bytes)
 {
-	int cls = o->kind == AMP_PAGE_FILE ? AMP_CLASS_DATA : AMP_CLASS_METADATA;
+	int cls = c->kind == AMP_PAGE_FILE ? AMP_CLASS_DATA : AMP_CLASS_METADATA;
 	struct amp_file_key fk = { .dev = key->dev, .ino = key->ino };
 	struct amp_file_stats *fs;
 	struct amp_settle *s;
-	bool first = o->bytes_written == 0;
-	__u32 written;
 
 	add_class(ds, cls, bytes);
 	fs = bpf_map_lookup_elem(&files, &fk);
 	if (fs)
 		__sync_fetch_and_add(&fs->dev_bytes, bytes);
 
-	s = settle_lookup(o->settle_slot, o->entry_id);
+	s = settle_lookup(c->settle_slot, c->entry_id);
 	if (!s) {
 		__sync_fetch_and_add(&ds->late_bytes, bytes);
-	} else {
-		__sync_fetch_and_add(&ds->charged_bytes, bytes);
-		if (cls == AMP_CLASS_METADATA)
-			__sync_fetch_and_add(&ds->meta_owned, bytes);
-		__sync_fetch_and_add(&s->dev_bytes[cls & 1], bytes);
-		if (w->last_entry != o->entry_id) {
-			__sync_fetch_and_add(&s->ios, 1);
-			w->last_entry = o->entry_id;
-		}
+		return;
 	}
-
-	written = __sync_fetch_and_add(&o->bytes_written, bytes) + bytes;
-	if (first && s) {
-		__u16 run = o->run;
+	__sync_fetch_and_add(&ds->charged_bytes, bytes);
+	if (cls == AMP_CLASS_METADATA)
+		__sync_fetch_and_add(&ds->meta_owned, bytes);
+	__sync_fetch_and_add(&s->dev_bytes[cls & 1], bytes);
+	if (w->last_entry != c->entry_id) {
+		__sync_fetch_and_add(&s->ios, 1);
+		w->last_entry = c->entry_id;
+	}
+	if (c->first) {
+		__u16 run = c->run;
 
 		if (run < AMP_SCATTER_MAX)
 			__sync_fetch_and_or(&s->runs_written, 1ULL << run);
 		__sync_fetch_and_add(&s->folios_written, 1);
 		settle_put(s);
 	}
-	/* Whole folio out: forget it, the next dirtier pays again. */
-	if (written >= o->npages * page_size)
-		bpf_map_delete_elem(owners, key);
 }
 
 /* Bytes nobody owns: classify by what the page is. */
 static __always_inline int classify_unowned(struct walk *w, struct inode *host,
-					    const struct amp_page_key *key)
+					    const struct amp_page_key *key,
+					    const struct folio_pos *fp)
 {
 	if (!host)	/* anonymous, bounce or frozen-copy page */
 		return w->bio_jbd2 ? AMP_CLASS_JOURNAL :
 		       w->bio_meta ? AMP_CLASS_METADATA : AMP_CLASS_OTHER;
 	if (inode_holds_data(BPF_CORE_READ(host, i_mode), key->ino, BPF_CORE_READ(host, i_sb)))
 		/* File data: an untraced writer's, or dirty since before we began. */
-		return dirtied_since_start(key) ? AMP_CLASS_OTHER : AMP_CLASS_BEFORE_START;
+		return dirtied_since_start(fp) ? AMP_CLASS_OTHER : AMP_CLASS_BEFORE_START;
 	return w->bio_jbd2 ? AMP_CLASS_JOURNAL : AMP_CLASS_METADATA;
 }
 
 /* One step: at most one folio's bytes within one bvec. */
 static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *ds)
 {
-	struct amp_page_key key = {};
+	/* The folio's key, place and charge, in folio_written_global()'s
+	 * arguments: one copy on a stack three calls deep before 5.17. */
+	struct folio_io io = {};
+	struct amp_page_key *key = &io.key;
 	struct amp_page_owner *o;
 	struct address_space *mapping;
 	struct inode *host = NULL;
@@ -246,40 +243,41 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 		struct super_block *sb = BPF_CORE_READ(host, i_sb);
 
 		sub = ((__u64)page - (__u64)folio) / bpf_core_type_size(struct page);
-		key.dev = inode_dev(host, BPF_CORE_READ(sb, s_dev), BPF_CORE_READ(sb, s_magic));
-		key.ino = BPF_CORE_READ(host, i_ino);
-		key.index = folio_index(folio);
-		o = bpf_map_lookup_elem(&page_owners, &key);
-		if (o && !(w->bio_jbd2 && o->kind != AMP_PAGE_FILE)) {
-			/* Up to the folio's end, at most. */
-			__u32 left = (o->npages - sub) * page_size - in_page;
-
-			if (sub < o->npages && chunk > left)
-				chunk = left;
-			charge_owner(w, ds, &page_owners, &key, o, chunk);
+		key->dev = inode_dev(host, BPF_CORE_READ(sb, s_dev), BPF_CORE_READ(sb, s_magic));
+		key->ino = BPF_CORE_READ(host, i_ino);
+		key->index = folio_index(folio);
+		folio_pos(key, folio_npages_raw(folio), &io.pos);
+		io.sub = sub;
+		io.in_page = in_page;
+		io.chunk = chunk;
+		io.jbd2 = w->bio_jbd2;
+		if (folio_written_global(&io)) {
+			chunk = io.chunk;
+			charge_owner(w, ds, key, &io.c, chunk);
 			goto advance;
 		}
 	}
 	if (chunk > page_size - in_page)
 		chunk = page_size - in_page;
-	cls = classify_unowned(w, host, &key);
+	cls = classify_unowned(w, host, key, &io.pos);
 	if (cls == AMP_CLASS_BEFORE_START) {
 		/* Dirtied before the start: while amptrace itself started? */
-		key.index += sub;
-		o = bpf_map_lookup_elem(&startup_pages, &key);
+		key->index += sub;
+		o = bpf_map_lookup_elem(&startup_pages, key);
 		if (o) {
-			charge_owner(w, ds, &startup_pages, &key, o, chunk);
+			hashed_owner_written(&startup_pages, key, o, 0, in_page, &chunk, &io.c);
+			charge_owner(w, ds, key, &io.c, chunk);
 			goto advance;
 		}
 	}
 	/* Metadata a transaction filed and writes back in place: its own. */
-	if (cls == AMP_CLASS_METADATA && host && txn_page_written(w->dev, &key, chunk)) {
+	if (cls == AMP_CLASS_METADATA && host && txn_page_written(w->dev, key, chunk)) {
 		add_class(ds, cls, chunk);
 		goto advance;
 	}
 	if (cls == AMP_CLASS_METADATA && host) {
 		/* Metadata an untraced process dirtied itself: not for sharing. */
-		__u64 bit, *mw = meta_untraced_word(&key, &bit);
+		__u64 bit, *mw = meta_untraced_word(key, &bit);
 
 		if (*mw & bit) {
 			__sync_fetch_and_and(mw, ~bit);

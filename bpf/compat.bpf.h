@@ -87,6 +87,34 @@ static __always_inline __u32 folio_npages(struct folio *folio)
 	return 1;
 }
 
+/* folio_npages() of a folio known by a raw pointer (the block walk's):
+ * the same fields, read with bpf_probe_read_kernel.  Before struct folio,
+ * page-cache pages of regular files were single pages. */
+static __always_inline __u32 folio_npages_raw(struct folio *folio)
+{
+	int head = bpf_core_enum_value(enum pageflags, PG_head);
+	unsigned long flags = 0;
+	__u32 off;
+
+	if (!bpf_core_type_exists(struct folio))
+		return 1;
+	/* The flags word of either flavour (see folio_is_large). */
+	if (bpf_core_field_exists(struct folio___flags_ulong, flags))
+		off = bpf_core_field_offset(struct folio___flags_ulong, flags);
+	else
+		off = bpf_core_field_offset(struct folio, flags);
+	bpf_probe_read_kernel(&flags, sizeof(flags), (void *)folio + off);
+	if (!(flags & (1UL << head)))
+		return 1;
+	if (bpf_core_field_exists(struct folio___nr_pages, _nr_pages))
+		return BPF_CORE_READ((struct folio___nr_pages *)folio, _nr_pages);
+	if (bpf_core_field_exists(struct folio___folio_nr_pages, _folio_nr_pages))
+		return BPF_CORE_READ((struct folio___folio_nr_pages *)folio, _folio_nr_pages);
+	if (bpf_core_field_exists(struct folio___order, _folio_order))
+		return 1u << BPF_CORE_READ((struct folio___order *)folio, _folio_order);
+	return 1;
+}
+
 /* page_folio(): a tail page points at its head with bit 0 set. */
 static __always_inline struct folio *page_to_folio(struct page *page)
 {

@@ -8,22 +8,13 @@
 #ifndef AMPTRACE_DIRTY_BPF_H
 #define AMPTRACE_DIRTY_BPF_H
 
-/* A well-mixed hash of a page key, for the bitmaps below. */
+/* A well-mixed hash of a page key, for meta_untraced_bits. */
 static __always_inline __u64 page_key_hash(const struct amp_page_key *key)
 {
 	__u64 h = (key->ino * 0x9E3779B97F4A7C15ULL) ^ (key->index * 0xC2B2AE3D27D4EB4FULL) ^
 		  ((__u64)key->dev << 32);
 
 	return h ^ (h >> 29);
-}
-
-/* The word and bit of dirtied_bits for one folio. */
-static __always_inline __u64 *dirtied_word(const struct amp_page_key *key, __u64 *bit)
-{
-	__u64 h = page_key_hash(key);
-
-	*bit = 1ULL << (h & 63);
-	return &dirtied_bits[(h >> 6) & (AMP_DIRTIED_WORDS - 1)];
 }
 
 /* The word and bit of meta_untraced_bits for one page. */
@@ -35,38 +26,39 @@ static __always_inline __u64 *meta_untraced_word(const struct amp_page_key *key,
 	return &meta_untraced_bits[(h >> 20) & (AMP_META_WORDS - 1)];
 }
 
-/* Mark a folio dirtied since the start (a store only the first time). */
-static __always_inline void mark_dirtied(const struct amp_page_key *key)
+/* The disk under the last superblock seen on this CPU: sb_disk() loads
+ * from three more structures (block device, gendisk) per folio.  Keyed
+ * by the superblock's address and s_dev: a superblock freed and made again
+ * at the same address with the same s_dev is on the same device. */
+struct sb_disk_memo {
+	__u64 sb;
+	__u32 dev;
+	__u32 disk;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sb_disk_memo);
+} sb_memo SEC(".maps");
+
+/* sb_disk(sb), dev: its s_dev.  Dirtying events run with interrupts off
+ * (under the mapping's i_pages lock), so none interleaves on one CPU. */
+static __always_inline __u32 sb_disk_memo(struct super_block *sb, __u32 dev)
 {
-	__u64 bit, *w = dirtied_word(key, &bit);
+	__u32 zero = 0, disk;
+	struct sb_disk_memo *m = bpf_map_lookup_elem(&sb_memo, &zero);
 
-	if (!(*w & bit))
-		__sync_fetch_and_or(w, bit);
-}
-
-/* Was this folio (maybe) dirtied since the start? */
-static __always_inline bool dirtied_since_start(const struct amp_page_key *key)
-{
-	__u64 bit, *w = dirtied_word(key, &bit);
-
-	return *w & bit;
-}
-
-/* A folio that will never be written as its owner expects: release it. */
-static __always_inline void page_owner_cancel(struct amp_page_key *key)
-{
-	struct amp_page_owner *o = bpf_map_lookup_elem(&page_owners, key);
-	struct amp_settle *s;
-
-	if (!o)
-		return;
-	if (!o->bytes_written) {
-		STAT_INC(pages_cancelled);
-		s = settle_lookup(o->settle_slot, o->entry_id);
-		if (s)
-			settle_put(s);
+	if (m && m->sb == (__u64)sb && m->dev == dev)
+		return m->disk;
+	disk = sb_disk(sb);
+	if (m) {
+		m->sb = (__u64)sb;
+		m->dev = dev;
+		m->disk = disk;
 	}
-	bpf_map_delete_elem(&page_owners, key);
+	return disk;
 }
 
 /* Is this folio in the file the thread's write() targets?  Then it was
@@ -82,8 +74,9 @@ static __always_inline bool folio_of_write_target(const struct amp_thread *t,
 static __always_inline int folio_dirtied(struct address_space *mapping, __u64 index,
 					 __u32 npages)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 pid_tgid;
 	struct amp_page_key key = {};
+	struct folio_pos pos;
 	struct amp_page_owner owner = {};
 	struct amp_file_stats *fs = NULL;
 	struct amp_thread *t;
@@ -91,7 +84,7 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 	struct super_block *sb;
 	struct amp_entry *e;
 	__u32 slot, disk;
-	bool own_file, last_file;
+	bool own_file, last_file, maybe_owned = false;
 
 	/* All tp_btf pointers: direct loads, no helper call per field. */
 	if (!mapping)
@@ -105,10 +98,12 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 	key.index = index;
 	/* Any writer's folio on the traced disk: dirtied since the start.
 	 * (Not other disks': their bits would only blur this one's.) */
-	disk = filter_dev ? sb_disk(sb) : 0;
+	disk = filter_dev ? sb_disk_memo(sb, key.dev) : 0;
+	folio_pos(&key, npages, &pos);
 	if (!filter_dev || disk_is_target(disk))
-		mark_dirtied(&key);
+		maybe_owned = mark_dirtied(&pos);
 
+	pid_tgid = bpf_get_current_pid_tgid();
 	t = thread_state(false);
 	e = thread_entry(t);
 	if (!e && task_is_target(pid_tgid) && (t || (t = thread_state(true)))) {
@@ -138,7 +133,7 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 		goto not_owned;
 	}
 	if (!filter_dev)
-		disk = sb_disk(sb);
+		disk = sb_disk_memo(sb, key.dev);
 	if (!disk_is_target(disk))
 		goto not_owned;
 	own_file = folio_of_write_target(t, &key);
@@ -163,15 +158,10 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 		     AMP_PAGE_FILE : AMP_PAGE_META;
 	slot = e->nr_runs;
 	owner.run = slot < AMP_SCATTER_MAX ? slot : 0xffff;
-	/* Most folios have no owner yet: one insert.  An owned one starts a
-	 * new dirtying episode: its owner is done with it first. */
-	if (bpf_map_update_elem(&page_owners, &key, &owner, BPF_NOEXIST)) {
-		page_owner_cancel(&key);
-		if (bpf_map_update_elem(&page_owners, &key, &owner, BPF_NOEXIST)) {
-			STAT_INC(pages_full);
-			return 0;
-		}
-	}
+	/* An owned folio starts a new dirtying episode: its owner is done
+	 * with it.  (No room, or a lost race: counted there.) */
+	if (!folio_own(&key, &pos, &owner, maybe_owned))
+		return 0;
 
 	/* Owned: from here the entry's close counts it in its settlement. */
 	e->folios_dirtied++;
@@ -207,8 +197,9 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 	return 0;
 
 not_owned:
-	/* A new dirtying episode all the same: whoever owned the folio is done. */
-	page_owner_cancel(&key);
+	/* A new dirtying episode all the same: whoever owned the folio is done.
+	 * (Folios of other disks were never marked, nor owned.) */
+	folio_disown(&key, &pos, maybe_owned);
 	return 0;
 }
 

@@ -19,6 +19,7 @@ const volatile __u32 page_size = 4096;
 const volatile __u32 walk_max_steps = 4096;	/* bvec chunks per request */
 const volatile __u64 ringbuf_quarter = 1 << 18;	/* a quarter of the events ring */
 const volatile __u32 settle_slot_mask = (1 << 17) - 1;	/* unsettled's size - 1 */
+const volatile __u32 folio_table_mask = (1 << 18) - 1;	/* folio_table's size - 1 */
 /* Address of xfs's log-write completion (xlog_bio_end_io) from kallsyms:
  * bios that end there are xfs log writes, its journal.  0: unknown. */
 const volatile __u64 xfs_log_end_io = 0;
@@ -150,13 +151,38 @@ struct {
 	__type(value, struct amp_settle);
 } unsettled SEC(".maps");
 
-/* Dirty folios of traced entries, until their write-out is seen. */
+/*
+ * Dirty folios of traced entries, until their write-out is seen: a slot
+ * of folio_table each (see folios.bpf.h).  32 bytes, two to a cache line.
+ */
+struct amp_folio_slot {
+	__u64 tag;		/* the folio's (folio_tag), | busy bit; 0: free */
+	__u64 entry_id;		/* its owner */
+	__u32 settle_slot;	/* the owner's struct amp_settle in `unsettled` */
+	__u32 bytes_written;
+	__u16 npages;
+	__u16 run;		/* slot in the entry's runs[], or 0xffff */
+	__u8 kind;		/* enum amp_page_kind */
+	__u8 written;		/* its first device bytes were seen */
+	__u8 __pad[2];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << 18);	/* --max-pages, rounded up to a power of 2 */
+	__type(key, __u32);
+	__type(value, struct amp_folio_slot);
+} folio_table SEC(".maps");
+
+/* Folios whose window in folio_table was full: a hash, with its locks.
+ * overflow_live counts what it holds, so that nobody looks while empty. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 262144);
+	__uint(max_entries, 32768);	/* --max-pages / 8, at least 16 */
 	__type(key, struct amp_page_key);
 	__type(value, struct amp_page_owner);
 } page_owners SEC(".maps");
+__u64 overflow_live = 0;
 
 /*
  * Pages the traced processes dirtied while amptrace started, put here by

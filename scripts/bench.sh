@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make bench`: what tracing costs, measured in one run and printed against
-# the targets of issue #7.  Root; makes and removes its own loop devices.
+# the targets of issues #7 and #18.  Root; makes and removes its own loop devices.
 #
 #   scripts/bench.sh [--quick] [--reps N] [--out DIR] [--only LIST]
 #                    [--no-bpftrace] [--profile] [--soak-min N]
@@ -115,9 +115,9 @@ cp "$AMPTRACE" "$AMP_TMP/amptrace"; AMPTRACE=$AMP_TMP/amptrace
 cp "$BW" "$AMP_TMP/bench_writer"; BW=$AMP_TMP/bench_writer
 
 mkdir -p "$out"
-rm -f "$out"/{samples,losses,loader,stats,soak}.tsv "$out"/soak.env "$out"/report.txt "$out"/meta.env \
+rm -f "$out"/{samples,losses,loader,stats,soak,locks}.tsv "$out"/soak.env "$out"/report.txt "$out"/meta.env \
     "$out"/perf-*.data "$out"/profile-*.txt
-: >"$out/samples.tsv"; : >"$out/losses.tsv"; : >"$out/loader.tsv"; : >"$out/stats.tsv"
+: >"$out/samples.tsv"; : >"$out/losses.tsv"; : >"$out/loader.tsv"; : >"$out/stats.tsv"; : >"$out/locks.tsv"
 LOG=$out/bench.log
 : >"$LOG"
 say() { printf '[bench %s] %s\n' "$(date +%T)" "$*" | tee -a "$LOG" >&2; }
@@ -224,6 +224,28 @@ print("entries", s.get("entries", 0))
 PY
 }
 
+# amp_locks WORKLOAD: the locked map operations amptrace counted in its
+# last run (its summary's counters) over the events of that run (stats.tsv):
+# the folio owners that went to the overflow hash per dirty-folio event.
+# (The tracer's lifetime is a little longer than the events' window.)
+amp_locks() {
+    python3 - "$TOUT" "$out/stats.tsv" "$1" >>"$out/locks.tsv" <<'PY'
+import json, sys
+try:
+    s = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+except Exception:
+    sys.exit(0)
+ev = {}
+for line in open(sys.argv[2]):
+    t, wl, prog, cnt, ns = line.rstrip("\n").split("\t")
+    if t == "amptrace" and wl == sys.argv[3]:
+        ev[prog] = ev.get(prog, 0) + int(cnt)
+folios = ev.get("on_dirty_folio", 0) + ev.get("on_dirty_page", 0)
+over = s.get("counters", {}).get("pages_overflow", 0)
+print(f"{sys.argv[3]}\toverflow-hash inserts / dirty-folio events\t{over}\t{folios}")
+PY
+}
+
 # kv KEY LINE: the value of key=value in a bench_writer result line.
 kv() { sed -nE "s/.*(^| )$1=([^ ]+).*/\\2/p" <<<"$2"; }
 
@@ -320,6 +342,7 @@ run_measured() {
         python3 "$HERE/progstats.py" diff "$AMP_TMP/snap0" "$AMP_TMP/snap1" "$mode" "$phase-$wl" >>"$out/stats.tsv"
     fi
     tracer_stop
+    [[ $kind == stats && $mode == amptrace ]] && amp_locks "$phase-$wl"
     echo "$phase $wl $mode rep=$rep $kind: $RES" >>"$LOG"
     if [[ $kind == run ]]; then
         record_losses "$phase" "$wl" "$mode" "$rep"
@@ -513,7 +536,7 @@ journal_fresh() {
 # sched_ns PID: CPU time the task has run, in ns (exact, unlike ticks).
 sched_ns() { cut -d' ' -f1 "/proc/$1/schedstat"; }
 
-journald_run() {   # MODE KIND REP RUNKIND
+ingest_run() {   # MODE KIND REP RUNKIND (not journald_run: tests/lib.sh has one)
     local c0 c1
     journal_fresh
     c0=$(sched_ns "$JOURNALD_PID")
@@ -543,11 +566,11 @@ phase_journald() {
     start_journald
     say "journald: $J_N entries per run through native, syslog and stream, $reps reps x ${JMODES[*]}"
     for kind in native syslog stream; do
-        journald_run untraced "$kind" 0 warmup
+        ingest_run untraced "$kind" 0 warmup
         say "  $kind warm-up: $(kv lines_per_s "$RES") lines/s"
         for ((rep = 1; rep <= reps; rep++)); do
             for mode in $(order "$rep" "${JMODES[@]}"); do
-                journald_run "$mode" "$kind" "$rep" run
+                ingest_run "$mode" "$kind" "$rep" run
                 say "  $kind rep $rep $mode: $(kv lines_per_s "$RES") lines/s"
             done
         done
@@ -560,7 +583,7 @@ phase_journald() {
         for mode in "${TRACERS[@]}"; do
             # bpftrace's per-program figures: native is enough (and saves time).
             [[ $mode == bpftrace && $kind != native ]] && continue
-            journald_run "$mode" "$kind" 0 stats
+            ingest_run "$mode" "$kind" 0 stats
         done
     done
     stats_off

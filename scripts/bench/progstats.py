@@ -36,14 +36,31 @@ def prog_ids(pid):
     return ids
 
 
+def attached_tracepoints():
+    """prog id -> the perf tracepoints it is attached to (bpftrace's and
+    the floor's programs are named after their probe, truncated; this
+    says which tracepoint each one is, to set it beside amptrace's)."""
+    tps = {}
+    try:
+        out = subprocess.check_output(["bpftool", "perf", "list", "-j"], stderr=subprocess.DEVNULL)
+        for e in json.loads(out):
+            if e.get("fd_type") == "tracepoint" and "prog_id" in e:
+                tps.setdefault(e["prog_id"], set()).add(e.get("tracepoint", "?"))
+    except (OSError, subprocess.CalledProcessError, ValueError):
+        pass
+    return tps
+
+
 def snap(pid, out):
     ids = prog_ids(pid)
     progs = json.loads(subprocess.check_output(["bpftool", "prog", "show", "-j"]))
+    tps = attached_tracepoints()
     rows = {}
     for p in progs:
         if p["id"] in ids:
             rows[p["id"]] = {
                 "name": p.get("name", "?"),
+                "tps": sorted(tps.get(p["id"], ())),
                 "run_cnt": p.get("run_cnt", 0),
                 "run_time_ns": p.get("run_time_ns", 0),
             }
@@ -64,7 +81,12 @@ def diff(before, after, tracer, workload):
         old = b.get(pid, {"run_cnt": 0, "run_time_ns": 0})
         cnt = row["run_cnt"] - old["run_cnt"]
         ns = row["run_time_ns"] - old["run_time_ns"]
-        print(f"{tracer}\t{workload}\t{row['name']}\t{cnt}\t{ns}")
+        # bpftrace's programs by their tracepoint (amptrace's keep their
+        # names: one of them serves several tracepoints).
+        name = row["name"]
+        if tracer in ("bpftrace", "floor") and row.get("tps"):
+            name = "tp:" + "+".join(row["tps"])
+        print(f"{tracer}\t{workload}\t{name}\t{cnt}\t{ns}")
     return 0
 
 

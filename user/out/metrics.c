@@ -54,11 +54,11 @@ static const char *const class_names[AMP_NR_CLASSES] = {
 	"data", "metadata", "journal", "other", "before_start",
 };
 
-/* Loss counters by name, in struct amp_stats order (entries_opened is not one). */
+/* Loss counters by name, in struct amp_stats order (NULL: not a loss). */
 static const char *const loss_names[] = {
 	NULL, "ringbuf_drops", "entries_full", "tasks_full", "commits_full", "pages_full",
 	"files_full", "devs_full", "pages_untracked", "pages_cancelled", "jbd2_bios_full",
-	"txns_full", "entry_txns_dropped",
+	"txns_full", "entry_txns_dropped", "page_races", NULL,
 };
 _Static_assert(sizeof(loss_names) / sizeof(loss_names[0]) ==
 	       sizeof(struct amp_stats) / sizeof(__u64), "a loss counter without a name");
@@ -200,8 +200,9 @@ static void render_losses(struct metrics *m, FILE *f, bool om)
 	family(f, om, "amptrace_losses",
 	       "Events amptrace could not account for, by kind (a full map, a full ring buffer...).");
 	for (size_t i = 1; i < sizeof(loss_names) / sizeof(loss_names[0]); i++)
-		fprintf(f, "amptrace_losses_total{kind=\"%s\"} %llu\n", loss_names[i],
-			(unsigned long long)loss[i]);
+		if (loss_names[i])
+			fprintf(f, "amptrace_losses_total{kind=\"%s\"} %llu\n", loss_names[i],
+				(unsigned long long)loss[i]);
 	fprintf(f, "amptrace_losses_total{kind=\"entries_timed_out\"} %llu\n",
 		(unsigned long long)m->entries_timed_out);
 	fprintf(f, "amptrace_losses_total{kind=\"late_records\"} %llu\n",

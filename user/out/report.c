@@ -412,7 +412,18 @@ static void summary_json(struct report *r, const struct summary *s)
 #undef X
 	json_object_object_add(l, "entries_timed_out", json_object_new_uint64(s->entries_timed_out));
 	json_object_object_add(l, "late_records", json_object_new_uint64(s->late_records));
+	/* The folio table's counters, newer than the summary's layout: only
+	 * when not zero, so that a summary without them reads as before. */
+	if (s->losses.page_races)
+		json_object_object_add(l, "page_races", json_object_new_uint64(s->losses.page_races));
 	json_object_object_add(o, "losses", l);
+	/* Fallbacks that lose nothing, shown so that none goes unseen. */
+	if (s->losses.pages_overflow) {
+		l = json_object_new_object();
+		json_object_object_add(l, "pages_overflow",
+				       json_object_new_uint64(s->losses.pages_overflow));
+		json_object_object_add(o, "counters", l);
+	}
 	fprintf(r->out, "%s\n", json_object_to_json_string_ext(o,
 		JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
@@ -513,12 +524,20 @@ static void summary_text(struct report *r, const struct summary *s)
 #define X(f, text) if (s->losses.f) { fprintf(out, " %s %llu;", text, (unsigned long long)s->losses.f); any = true; }
 	LOSS_FIELDS(X)
 #undef X
+	if (s->losses.page_races) {
+		fprintf(out, " folio owner races lost %llu;",
+			(unsigned long long)s->losses.page_races);
+		any = true;
+	}
 	if (s->entries_timed_out) {
 		fprintf(out, " entries reported unsettled after timeout %llu;",
 			(unsigned long long)s->entries_timed_out);
 		any = true;
 	}
 	fprintf(out, any ? "\n" : " none\n");
+	if (s->losses.pages_overflow)
+		fprintf(out, "Counters: folios owned through the overflow map %llu\n",
+			(unsigned long long)s->losses.pages_overflow);
 }
 
 void report_summary(struct report *r, const struct summary *s)

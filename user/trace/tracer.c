@@ -148,6 +148,7 @@ static int configure(struct tracer *t)
 	const struct trace_opts *o = t->opts;
 	struct amptrace *skel = t->skel;
 	unsigned major, minor;
+	__u32 n;
 
 	skel->rodata->self_tgid = getpid();
 	skel->rodata->page_size = sysconf(_SC_PAGESIZE);
@@ -172,7 +173,13 @@ static int configure(struct tracer *t)
 		t->nr_slots <<= 1;
 	bpf_map__set_max_entries(skel->maps.unsettled, t->nr_slots);
 	skel->rodata->settle_slot_mask = t->nr_slots - 1;
-	bpf_map__set_max_entries(skel->maps.page_owners, o->max_pages);
+	/* Folio owners: a table of at least --max-pages slots (a power of 2,
+	 * masked), and an eighth of that in the overflow hash. */
+	for (n = 1; n < o->max_pages; n <<= 1)
+		;
+	bpf_map__set_max_entries(skel->maps.folio_table, n);
+	skel->rodata->folio_table_mask = n - 1;
+	bpf_map__set_max_entries(skel->maps.page_owners, o->max_pages / 8 > 16 ? o->max_pages / 8 : 16);
 	bpf_map__set_max_entries(skel->maps.files, o->max_files);
 	/* Paths of as many, up to 64 Ki (21 MiB): a file past those keeps its
 	 * basename where no process has it open. */

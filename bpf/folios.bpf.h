@@ -1,0 +1,400 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Owners of dirty folios, from the dirtying stage to the write-out: which
+ * entry pays for a folio when the block layer writes it.
+ *
+ * An open-addressed table in an array map (`folio_table`), touched with
+ * loads, stores and compare-and-swap only: a hash map's update and delete
+ * take a bucket lock with interrupts off, which costs 0.2-0.9 us on a
+ * paravirtualised guest (re-enabling interrupts is a hypercall there).
+ *
+ * - A folio (dev, ino, index) has a 62-bit tag and a home slot.  The home
+ *   keeps a file's neighbouring pages in neighbouring slots (512 pages of
+ *   a file to one run of slots, placed by hash): a writer's next folio is
+ *   then in a cache line and a page of the table it has just touched,
+ *   where a slot per folio at random cost 3 us a folio
+ *   (scripts/bench/README.md).
+ * - A folio sits within AMP_FOLIO_WINDOW slots of its home; a lookup scans
+ *   that window whole, so a slot is freed by clearing its tag, with no
+ *   tombstone.  Two folios with the same tag in one window would share an
+ *   owner: with 2^62 tags, about n * 8 / 2^62 per lookup, i.e. never.
+ * - Bit 0 of the tag is a busy bit, taken by compare-and-swap by whoever
+ *   changes the slot (fills it, charges it, replaces or frees its owner)
+ *   and dropped by an exchange.  It is held for a few loads and stores,
+ *   with preemption off (tracepoint programs), and never waited on for
+ *   long: who finds it busy tries AMP_SLOT_SPINS times, then counts a lost
+ *   race (page_races) instead of waiting.
+ * - A window with no free slot sends the folio to the `page_owners` hash
+ *   (counted: pages_overflow); `overflow_live` says whether that hash holds
+ *   anything, so the common path never looks there.
+ *
+ * The races, and why each is safe or counted:
+ * - Two dirtyings of one folio never overlap: the tracepoint fires under
+ *   the mapping's i_pages lock, once per clean->dirty transition.  So only
+ *   one CPU at a time inserts, replaces or frees a given folio's owner on
+ *   the dirtying side, and no folio is inserted twice.
+ * - Two folios claiming one free slot: one compare-and-swap wins, the
+ *   other goes on to the next free slot.
+ * - A folio re-dirtied while its write completes (the tail page of an
+ *   appending log is re-dirtied during its write-back): both sides take
+ *   the busy bit, so either the completion charges the old owner and the
+ *   re-dirtying then replaces it (cancelling it only if nothing of it was
+ *   written), or the re-dirtying replaces it first and the completion
+ *   charges the new owner, as the hash map did.  A completion that finds
+ *   the slot freed meanwhile classes its bytes as nobody's.
+ * - Two requests completing parts of one large folio on two CPUs: the busy
+ *   bit orders them; the one that writes its last byte frees the slot.
+ * - A holder interrupted for long (a hard interrupt completing another
+ *   part of the same folio on its CPU): the other side gives up after
+ *   AMP_SLOT_SPINS tries and counts page_races; the bytes go to the class
+ *   of an unowned page, or the re-dirtied folio stays with its old owner.
+ */
+#ifndef AMPTRACE_FOLIOS_BPF_H
+#define AMPTRACE_FOLIOS_BPF_H
+
+#define AMP_FOLIO_WINDOW	8	/* slots from its home a folio may sit */
+#define AMP_FOLIO_SPAN_SHIFT	9	/* pages of a file in one run of slots */
+#define AMP_SLOT_BUSY		1ULL
+#define AMP_SLOT_SPINS		32
+
+/* What a folio's write-out charges, copied from its owner. */
+struct folio_charge {
+	__u64 entry_id;
+	__u32 settle_slot;
+	__u16 run;
+	__u8 kind;
+	bool first;		/* its first device bytes */
+};
+
+static __always_inline __u64 mix64(__u64 h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
+/*
+ * Where a folio is looked for: its tag (bit 1 set: never 0; bit 0 clear:
+ * the busy bit), its home slot in folio_table, and its bit in
+ * dirtied_bits.  Both places keep 512 pages of a file together: the bits
+ * in one cache line, the slots in one run, a folio's slot at its ordinal
+ * in that run (its offset over its size), so that a writer's consecutive
+ * folios of any size take consecutive slots.  A random place per folio
+ * missed the cache every time (the bitmap alone cost 100-150 ns a folio),
+ * and a slot per page left 15 empty slots, half a cache line each,
+ * between 64 KiB folios.  npages: the folio's size, as the dirtying saw
+ * it; a folio split before its write-out is looked for at another home
+ * and its bytes go to nobody, as those of its later parts always did.
+ */
+struct folio_pos {
+	__u64 tag;
+	__u32 home;
+	__u32 bit;
+};
+
+static __always_inline void folio_pos(const struct amp_page_key *key, __u32 npages,
+				      struct folio_pos *p)
+{
+	__u64 file = mix64(key->ino ^ mix64(key->dev));
+	__u64 span = mix64(file ^ (key->index >> AMP_FOLIO_SPAN_SHIFT));
+	__u32 in_span = key->index & ((1 << AMP_FOLIO_SPAN_SHIFT) - 1);
+
+	p->home = ((__u32)span + in_span / (npages ? npages : 1)) & folio_table_mask;
+	p->bit = ((__u32)(span >> 32) + in_span) & (AMP_DIRTIED_WORDS * 64 - 1);
+	p->tag = (mix64(file + key->index * 0x9E3779B97F4A7C15ULL) | 2) & ~AMP_SLOT_BUSY;
+}
+
+/* Mark a folio dirtied since the start (a store only the first time).
+ * Was it marked before?  If not, it has no owner to look for. */
+static __always_inline bool mark_dirtied(const struct folio_pos *p)
+{
+	__u32 i = p->bit / 64;
+	__u64 bit = 1ULL << (p->bit % 64);
+	__u64 *w;
+
+	if (i >= AMP_DIRTIED_WORDS)	/* for the verifier */
+		return true;
+	w = &dirtied_bits[i];
+	if (*w & bit)
+		return true;
+	__sync_fetch_and_or(w, bit);
+	return false;
+}
+
+/* Was this folio (maybe) dirtied since the start?  A collision of bits
+ * can only say yes: a page dirty before the start then counts as other. */
+static __always_inline bool dirtied_since_start(const struct folio_pos *p)
+{
+	__u32 i = p->bit / 64;
+
+	return i >= AMP_DIRTIED_WORDS || (dirtied_bits[i] & (1ULL << (p->bit % 64)));
+}
+
+static __always_inline struct amp_folio_slot *folio_slot(__u32 home, __u32 i)
+{
+	__u32 idx = (home + i) & folio_table_mask;
+
+	return bpf_map_lookup_elem(&folio_table, &idx);
+}
+
+/* The slot of the window holding tag (busy or not), or NULL. */
+static __always_inline struct amp_folio_slot *folio_find(__u64 tag, __u32 home)
+{
+	for (int i = 0; i < AMP_FOLIO_WINDOW; i++) {
+		struct amp_folio_slot *s = folio_slot(home, i);
+
+		if (s && (s->tag & ~AMP_SLOT_BUSY) == tag)
+			return s;
+	}
+	return NULL;
+}
+
+enum slot_lock { SLOT_LOCKED, SLOT_GONE, SLOT_BUSY };
+
+/* Take the busy bit of a slot that holds tag. */
+static __always_inline enum slot_lock slot_lock(struct amp_folio_slot *s, __u64 tag)
+{
+	for (int i = 0; i < AMP_SLOT_SPINS; i++) {
+		__u64 old = s->tag;
+
+		if (old == (tag | AMP_SLOT_BUSY))
+			continue;
+		if (old != tag)
+			return SLOT_GONE;
+		if (__sync_val_compare_and_swap(&s->tag, tag, tag | AMP_SLOT_BUSY) == tag)
+			return SLOT_LOCKED;
+	}
+	STAT_INC(page_races);
+	return SLOT_BUSY;
+}
+
+/* Drop the busy bit, leaving tag (or 0: the slot is free).  An exchange,
+ * so that the slot's other fields are written before it shows. */
+static __always_inline void slot_unlock(struct amp_folio_slot *s, __u64 tag)
+{
+	__sync_lock_test_and_set(&s->tag, tag);
+}
+
+/* An owner that will never see this folio written: if nothing of it was
+ * written yet, its entry stops waiting for it. */
+static __always_inline void owner_cancel(__u64 entry_id, __u32 settle_slot, bool written)
+{
+	struct amp_settle *s;
+
+	if (written)
+		return;
+	STAT_INC(pages_cancelled);
+	s = settle_lookup(settle_slot, entry_id);
+	if (s)
+		settle_put(s);
+}
+
+/* An owner in the overflow hash, released (see owner_cancel).  The table
+ * knows whether that hash holds anything. */
+static __always_inline void overflow_cancel(struct amp_page_key *key)
+{
+	struct amp_page_owner *o;
+
+	if (!overflow_live)
+		return;
+	o = bpf_map_lookup_elem(&page_owners, key);
+	if (!o)
+		return;
+	owner_cancel(o->entry_id, o->settle_slot, o->bytes_written);
+	if (!bpf_map_delete_elem(&page_owners, key))
+		__sync_fetch_and_add(&overflow_live, -1);
+}
+
+static __always_inline void slot_fill(struct amp_folio_slot *s, const struct amp_page_owner *o)
+{
+	s->entry_id = o->entry_id;
+	s->settle_slot = o->settle_slot;
+	s->bytes_written = 0;
+	s->npages = o->npages;
+	s->run = o->run;
+	s->kind = o->kind;
+	s->written = 0;
+}
+
+/*
+ * The folio key (at p) starts a dirtying episode: owner o takes it, replacing any
+ * owner it had.  maybe_owned: its dirtied bit was set before (a folio
+ * never dirtied since the start has no owner to look for).  False when it
+ * could not be owned: no room anywhere (pages_full) or a lost race
+ * (page_races), both counted.
+ */
+static __always_inline bool folio_own(struct amp_page_key *key, const struct folio_pos *p,
+				       const struct amp_page_owner *o, bool maybe_owned)
+{
+	struct amp_folio_slot *s;
+	__u32 home = p->home;
+	__u64 tag = p->tag;
+
+	if (maybe_owned) {
+		s = folio_find(tag, home);
+		if (s) {
+			enum slot_lock l = slot_lock(s, tag);
+
+			if (l == SLOT_BUSY)
+				return false;
+			if (l == SLOT_LOCKED) {
+				__u64 old_id = s->entry_id;
+				__u32 old_slot = s->settle_slot;
+				bool old_written = s->written;
+
+				slot_fill(s, o);
+				slot_unlock(s, tag);
+				owner_cancel(old_id, old_slot, old_written);
+				return true;
+			}
+			/* Gone: written out meanwhile; take a free slot. */
+		}
+		overflow_cancel(key);
+	}
+	for (int i = 0; i < AMP_FOLIO_WINDOW; i++) {
+		s = folio_slot(home, i);
+		if (!s || s->tag)
+			continue;
+		if (__sync_val_compare_and_swap(&s->tag, 0, tag | AMP_SLOT_BUSY))
+			continue;	/* another folio took it first */
+		slot_fill(s, o);
+		slot_unlock(s, tag);
+		return true;
+	}
+	/* A full window: the hash, with its lock. */
+	if (!bpf_map_update_elem(&page_owners, key, o, BPF_NOEXIST)) {
+		__sync_fetch_and_add(&overflow_live, 1);
+		STAT_INC(pages_overflow);
+		return true;
+	}
+	STAT_INC(pages_full);
+	return false;
+}
+
+/* The folio starts a dirtying episode nobody traced: whoever owned it is
+ * done with it. */
+static __always_inline void folio_disown(struct amp_page_key *key, const struct folio_pos *p,
+					 bool maybe_owned)
+{
+	struct amp_folio_slot *s;
+
+	if (!maybe_owned)
+		return;
+	s = folio_find(p->tag, p->home);
+	if (s && slot_lock(s, p->tag) == SLOT_LOCKED) {
+		__u64 old_id = s->entry_id;
+		__u32 old_slot = s->settle_slot;
+		bool old_written = s->written;
+
+		slot_unlock(s, 0);
+		owner_cancel(old_id, old_slot, old_written);
+	}
+	overflow_cancel(key);
+}
+
+/* Clamp a chunk at page sub of a folio of npages, in_page bytes into that
+ * page, to the folio's end. */
+static __always_inline __u32 clamp_to_folio(__u32 chunk, __u32 npages, __u64 sub, __u32 in_page)
+{
+	__u32 left = (npages - sub) * page_size - in_page;
+
+	return sub < npages && chunk > left ? left : chunk;
+}
+
+/* Bytes of a folio whose owner o is in a hash (owners: page_owners, or
+ * startup_pages), as folio_written: atomics on the value instead of the
+ * busy bit.  True when the whole folio is out and this deleted it. */
+static __always_inline bool hashed_owner_written(void *owners, struct amp_page_key *key,
+						 struct amp_page_owner *o, __u64 sub, __u32 in_page,
+						 __u32 *chunk, struct folio_charge *c)
+{
+	__u32 bytes = clamp_to_folio(*chunk, o->npages, sub, in_page);
+	__u32 before = __sync_fetch_and_add(&o->bytes_written, bytes);
+
+	*chunk = bytes;
+	c->entry_id = o->entry_id;
+	c->settle_slot = o->settle_slot;
+	c->run = o->run;
+	c->kind = o->kind;
+	c->first = before == 0;
+	return before + bytes >= o->npages * page_size && !bpf_map_delete_elem(owners, key);
+}
+
+/*
+ * Bytes of folio key (at p) are written: its owner, if it has one, into *c, with
+ * *chunk clamped to the folio's end (sub: the page of the folio the bytes
+ * start in, in_page: where in it).  The owner is freed once the whole
+ * folio is out: the next dirtier pays again.  jbd2: a journal write, which
+ * charges file pages to their owner but not metadata (their journal copy
+ * is the commit's).
+ */
+static __always_inline bool folio_written(struct amp_page_key *key, const struct folio_pos *p,
+					  __u64 sub, __u32 in_page, __u32 *chunk, bool jbd2,
+					  struct folio_charge *c)
+{
+	struct amp_page_owner *o;
+	__u32 bytes, npages;
+	__u64 tag = p->tag;
+	struct amp_folio_slot *s = folio_find(tag, p->home);
+
+	if (s && slot_lock(s, tag) == SLOT_LOCKED) {
+		if (jbd2 && s->kind != AMP_PAGE_FILE) {
+			slot_unlock(s, tag);
+			return false;
+		}
+		npages = s->npages;
+		bytes = clamp_to_folio(*chunk, npages, sub, in_page);
+		*chunk = bytes;
+		c->entry_id = s->entry_id;
+		c->settle_slot = s->settle_slot;
+		c->run = s->run;
+		c->kind = s->kind;
+		c->first = !s->written;
+		s->written = 1;
+		s->bytes_written += bytes;
+		slot_unlock(s, s->bytes_written >= npages * page_size ? 0 : tag);
+		return true;
+	}
+	if (!overflow_live)
+		return false;
+	o = bpf_map_lookup_elem(&page_owners, key);
+	if (!o || (jbd2 && o->kind != AMP_PAGE_FILE))
+		return false;
+	if (hashed_owner_written(&page_owners, key, o, sub, in_page, chunk, c))
+		__sync_fetch_and_add(&overflow_live, -1);
+	return true;
+}
+
+/* folio_written()'s arguments and results, for folio_written_global(). */
+struct folio_io {
+	struct amp_page_key key;
+	struct folio_pos pos;
+	struct folio_charge c;
+	__u64 sub;
+	__u32 in_page;
+	__u32 chunk;
+	__u32 jbd2;
+};
+
+/*
+ * folio_written() as a global function: the verifier checks it once, not
+ * once for every path of the block walk that reaches it (its window scan
+ * and bounded spins, inlined there, took the walk's callback past the
+ * million-instruction limit).  Its pointer argument may be NULL to the
+ * verifier, and a map key must be on the stack before 6.x: a copy of it.
+ * (Little else on the stack: the block walk's three frames share 512 bytes.)
+ */
+__noinline int folio_written_global(struct folio_io *io)
+{
+	struct amp_page_key key;
+
+	if (!io)
+		return 0;
+	key = io->key;
+	return folio_written(&key, &io->pos, io->sub, io->in_page, &io->chunk, io->jbd2, &io->c);
+}
+
+#endif /* AMPTRACE_FOLIOS_BPF_H */
