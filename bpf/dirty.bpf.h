@@ -70,9 +70,10 @@ static __always_inline bool folio_of_write_target(const struct amp_thread *t,
 	       t->p.fd_dev == key->dev;
 }
 
-/* One folio of mapping, at index, npages long, went clean -> dirty. */
+/* One folio of mapping, at index, npages long, went clean -> dirty; flags:
+ * its flags word (read only if the folio has an owner). */
 static __always_inline int folio_dirtied(struct address_space *mapping, __u64 index,
-					 __u32 npages)
+					 __u32 npages, const void *flags)
 {
 	__u64 pid_tgid;
 	struct amp_page_key key = {};
@@ -160,7 +161,7 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 	owner.run = slot < AMP_SCATTER_MAX ? slot : 0xffff;
 	/* An owned folio starts a new dirtying episode: its owner is done
 	 * with it.  (No room, or a lost race: counted there.) */
-	if (!folio_own(&key, &pos, &owner, maybe_owned))
+	if (!folio_own(&key, &pos, &owner, maybe_owned, flags))
 		return 0;
 
 	/* Owned: from here the entry's close counts it in its settlement. */
@@ -199,14 +200,14 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 not_owned:
 	/* A new dirtying episode all the same: whoever owned the folio is done.
 	 * (Folios of other disks were never marked, nor owned.) */
-	folio_disown(&key, &pos, maybe_owned);
+	folio_disown(&key, &pos, maybe_owned, flags);
 	return 0;
 }
 
 SEC("tp_btf/writeback_dirty_folio")
 int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 {
-	return folio_dirtied(mapping, folio->index, folio_npages(folio));
+	return folio_dirtied(mapping, folio->index, folio_npages(folio), &folio->flags);
 }
 
 /* Before 5.17 the event was per page (writeback_dirty_page), and page-cache
@@ -215,7 +216,8 @@ int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 SEC("tp_btf/writeback_dirty_page")
 int BPF_PROG(on_dirty_page, struct page *page, struct address_space *mapping)
 {
-	return folio_dirtied(mapping, BPF_CORE_READ((struct page___pre_folio *)page, index), 1);
+	return folio_dirtied(mapping, BPF_CORE_READ((struct page___pre_folio *)page, index), 1,
+			     &page->flags);
 }
 
 #endif /* AMPTRACE_DIRTY_BPF_H */

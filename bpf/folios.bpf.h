@@ -217,6 +217,42 @@ static __always_inline void slot_fill(struct amp_folio_slot *s, const struct amp
 	s->run = o->run;
 	s->kind = o->kind;
 	s->written = 0;
+	s->has_next = 0;
+}
+
+/* The next owner of a locked slot's folio, waiting in page_next_owners
+ * (see there), released: it will not see the write it waited for. */
+static __always_inline void next_cancel(struct amp_folio_slot *s, struct amp_page_key *key)
+{
+	struct amp_page_owner *o;
+
+	if (!s->has_next)
+		return;
+	s->has_next = 0;
+	o = bpf_map_lookup_elem(&page_next_owners, key);
+	if (!o)
+		return;
+	owner_cancel(o->entry_id, o->settle_slot, false);
+	bpf_map_delete_elem(&page_next_owners, key);
+}
+
+/* PG_writeback in a folio's or page's flags word (an unsigned long, or
+ * since 6.18 a struct memdesc_flags_t around one: read as a word).  Read
+ * only where an owner is found: one helper call, not on the common path. */
+static __always_inline bool flags_writeback(const void *flags)
+{
+	unsigned long f = 0;
+
+	bpf_probe_read_kernel(&f, sizeof(f), flags);
+	return f & (1UL << bpf_core_enum_value(enum pageflags, PG_writeback));
+}
+
+/* Is the locked slot's owner's data on its way to the disk right now: the
+ * folio under write-out, and nothing of the owner seen written yet?  Then
+ * a re-dirtying must not take the folio from it: that write is its. */
+static __always_inline bool owner_in_flight(const struct amp_folio_slot *s, const void *flags)
+{
+	return !s->written && flags && flags_writeback(flags);
 }
 
 /*
@@ -227,7 +263,8 @@ static __always_inline void slot_fill(struct amp_folio_slot *s, const struct amp
  * (page_races), both counted.
  */
 static __always_inline bool folio_own(struct amp_page_key *key, const struct folio_pos *p,
-				       const struct amp_page_owner *o, bool maybe_owned)
+				       const struct amp_page_owner *o, bool maybe_owned,
+				       const void *flags)
 {
 	struct amp_folio_slot *s;
 	__u32 home = p->home;
@@ -245,6 +282,19 @@ static __always_inline bool folio_own(struct amp_page_key *key, const struct fol
 				__u32 old_slot = s->settle_slot;
 				bool old_written = s->written;
 
+				next_cancel(s, key);
+				if (owner_in_flight(s, flags)) {
+					/* Re-dirtied during its owner's write-out:
+					 * next in line, at that write's completion. */
+					bool ok = !bpf_map_update_elem(&page_next_owners,
+								       key, o, BPF_ANY);
+
+					s->has_next = ok;
+					slot_unlock(s, tag);
+					if (!ok)
+						STAT_INC(pages_full);
+					return ok;
+				}
 				slot_fill(s, o);
 				slot_unlock(s, tag);
 				owner_cancel(old_id, old_slot, old_written);
@@ -277,7 +327,7 @@ static __always_inline bool folio_own(struct amp_page_key *key, const struct fol
 /* The folio starts a dirtying episode nobody traced: whoever owned it is
  * done with it. */
 static __always_inline void folio_disown(struct amp_page_key *key, const struct folio_pos *p,
-					 bool maybe_owned)
+					 bool maybe_owned, const void *flags)
 {
 	struct amp_folio_slot *s;
 
@@ -289,6 +339,11 @@ static __always_inline void folio_disown(struct amp_page_key *key, const struct 
 		__u32 old_slot = s->settle_slot;
 		bool old_written = s->written;
 
+		next_cancel(s, key);
+		if (owner_in_flight(s, flags)) {	/* that write is still its */
+			slot_unlock(s, p->tag);
+			return;
+		}
 		slot_unlock(s, 0);
 		owner_cancel(old_id, old_slot, old_written);
 	}
@@ -355,7 +410,22 @@ static __always_inline bool folio_written(struct amp_page_key *key, const struct
 		c->first = !s->written;
 		s->written = 1;
 		s->bytes_written += bytes;
-		slot_unlock(s, s->bytes_written >= npages * page_size ? 0 : tag);
+		if (s->bytes_written < npages * page_size) {
+			slot_unlock(s, tag);
+		} else if (s->has_next) {
+			/* Out whole: the folio is its next owner's now. */
+			struct amp_page_owner *next = bpf_map_lookup_elem(&page_next_owners, key);
+
+			if (next) {
+				slot_fill(s, next);
+				bpf_map_delete_elem(&page_next_owners, key);
+				slot_unlock(s, tag);
+			} else {
+				slot_unlock(s, 0);
+			}
+		} else {
+			slot_unlock(s, 0);
+		}
 		return true;
 	}
 	if (!overflow_live)

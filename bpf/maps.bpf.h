@@ -164,7 +164,8 @@ struct amp_folio_slot {
 	__u16 run;		/* slot in the entry's runs[], or 0xffff */
 	__u8 kind;		/* enum amp_page_kind */
 	__u8 written;		/* its first device bytes were seen */
-	__u8 __pad[2];
+	__u8 has_next;		/* page_next_owners holds its next owner */
+	__u8 __pad;
 };
 
 struct {
@@ -173,6 +174,22 @@ struct {
 	__type(key, __u32);
 	__type(value, struct amp_folio_slot);
 } folio_table SEC(".maps");
+
+/*
+ * The next owner of a folio dirtied again while its write-out is in flight
+ * (PG_writeback, nothing of its owner written yet): the request on its way
+ * holds the current owner's bytes, so that owner keeps the folio until the
+ * completion, which hands it to this one (slot's has_next).  Rare (an
+ * append to a log's last folio during a flush or a sync): a hash, with its
+ * lock.  At most one per folio: another clean -> dirty needs another
+ * write-out, which cannot start before this one completes.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct amp_page_key);
+	__type(value, struct amp_page_owner);
+} page_next_owners SEC(".maps");
 
 /* Folios whose window in folio_table was full: a hash, with its locks.
  * overflow_live counts what it holds, so that nobody looks while empty. */
