@@ -151,6 +151,23 @@ enum amp_txn_fs {
 	AMP_FS_XFS = 3,
 };
 
+/* btrfs trees, by the root objectid of a written block (see btrfs.bpf.h). */
+enum amp_btrfs_tree {
+	AMP_BTRFS_T_FS = 0,	/* fs tree and subvolumes */
+	AMP_BTRFS_T_EXTENT = 1,
+	AMP_BTRFS_T_CSUM = 2,
+	AMP_BTRFS_T_FREE_SPACE = 3,
+	AMP_BTRFS_T_ROOT = 4,
+	AMP_BTRFS_T_LOG = 5,	/* fsync's log trees and the log root tree */
+	AMP_BTRFS_T_CHUNK = 6,
+	AMP_BTRFS_T_DEV = 7,
+	AMP_BTRFS_T_BLOCK_GROUP = 8,
+	AMP_BTRFS_T_OTHER = 9,	/* uuid, quota, relocation */
+	AMP_BTRFS_T_SUPER = 10,	/* superblock copies */
+	AMP_BTRFS_T_UNKNOWN = 11,	/* a block copied before the start */
+	AMP_BTRFS_TREES = 12,
+};
+
 struct amp_txn_stats {
 	__u64 handles_traced;	/* opened by threads with an entry */
 	__u64 handles_untraced;	/* by kernel threads (the flusher allocating blocks) */

@@ -108,6 +108,8 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 	disk = filter_dev ? sb_disk(sb) : 0;
 	if (!filter_dev || disk_is_target(disk))
 		mark_dirtied(&key);
+	if (btrfs_btree_host(key.ino, sb))
+		return 0;	/* charged by its tree block: btrfs.bpf.h */
 
 	t = thread_state(false);
 	e = thread_entry(t);
