@@ -218,6 +218,9 @@ struct amp_dev_stats {
 	__u64 unwalked_bytes;	/* request bytes past the walk limit (in OTHER) */
 	__u64 meta_untraced;	/* metadata bytes of pages untraced user tasks dirtied */
 	__u64 meta_txn;		/* metadata bytes of a known fs transaction (meta_bytes) */
+	/* btrfs metadata by tree (AMP_BTRFS_TREES used; 16, a power of 2, for
+	 * the kernel's index mask): sums to its part of class metadata. */
+	__u64 btrfs_tree[16];
 };
 
 /* Per dirtied file (dev, ino) of traced entries: dev as stat() reports it

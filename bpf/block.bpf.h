@@ -336,10 +336,15 @@ static __always_inline int request_done(struct request *rq, unsigned int nr_byte
 	dev = (BPF_CORE_READ(disk, major) << 20) | BPF_CORE_READ(disk, first_minor);
 	ds = bpf_map_lookup_elem(&devs, &dev);
 	if (!ds) {
-		struct amp_dev_stats init = {};
+		/* Too big for the stack beside the walk: a per-CPU scratch. */
+		__u32 zero = 0;
+		struct amp_dev_stats *init = bpf_map_lookup_elem(&dev_scratch, &zero);
 
-		BPF_CORE_READ_STR_INTO(&init.name, disk, disk_name);
-		if (bpf_map_update_elem(&devs, &dev, &init, BPF_NOEXIST) &&
+		if (!init)
+			return 0;
+		__builtin_memset(init, 0, sizeof(*init));
+		BPF_CORE_READ_STR_INTO(&init->name, disk, disk_name);
+		if (bpf_map_update_elem(&devs, &dev, init, BPF_NOEXIST) &&
 		    !bpf_map_lookup_elem(&devs, &dev)) {
 			STAT_INC(devs_full);
 			return 0;

@@ -431,6 +431,7 @@ static __always_inline bool btrfs_btree_written(struct amp_dev_stats *ds, __u32 
 	eb = BPF_CORE_READ(folio, private);
 	key.bytenr = eb ? BPF_CORE_READ(eb, start) : 0;
 	b = eb ? bpf_map_lookup_elem(&btrfs_blocks, &key) : NULL;
+	__sync_fetch_and_add(&ds->btrfs_tree[(b ? b->tree : AMP_BTRFS_T_UNKNOWN) & 15], bytes);
 	if (b) {
 		if (b->pay != BTRFS_PAY_TXN &&
 		    btrfs_charge_own(ds, b->entry_id, b->settle_slot,
@@ -475,6 +476,8 @@ __noinline int fs_bio_bytes(__u32 disk, struct amp_fs_bio *fb, __u32 bytes)
 
 	if (!ds || !fb)
 		return 0;
+	if (fb->fs == AMP_FS_BTRFS && fb->meta)
+		__sync_fetch_and_add(&ds->btrfs_tree[AMP_BTRFS_T_SUPER], bytes);
 	if (fb->meta && btrfs_charge_own(ds, fb->entry_id, fb->settle_slot, fb->untraced, bytes))
 		return 0;
 	txn = fb->txn;

@@ -225,6 +225,14 @@ struct amp_fs_bio {
 	__u32 untraced;
 };
 
+/* A new disk's zeroed struct amp_dev_stats, built here, not on the stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct amp_dev_stats);
+} dev_scratch SEC(".maps");
+
 /* Bios of a filesystem transaction, from queue to completion (the jbd2
  * thread's, among others). */
 struct {
