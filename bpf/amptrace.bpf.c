@@ -3,7 +3,8 @@
  * amptrace kernel side: one object, one stage of the causal chain per
  * header, in the order the data flows:
  *   syscall (entry) -> dirty folio (page) -> request completion (bytes),
- *   and entry -> jbd2 handle -> transaction -> commit blocks (fs journal).
+ *   and entry -> jbd2 handle -> transaction -> commit blocks (fs journal),
+ *   entry -> btrfs handle -> transaction -> tree blocks (btrfs).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -18,9 +19,10 @@
 #include "folios.bpf.h"
 #include "syscall.bpf.h"
 #include "txnpages.bpf.h"
-#include "dirty.bpf.h"
 #include "fsjournal.bpf.h"
+#include "btrfs.bpf.h"
 #include "xfslog.bpf.h"
+#include "dirty.bpf.h"
 #include "block.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";

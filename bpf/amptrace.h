@@ -161,6 +161,23 @@ struct amp_txn_file {
 	__u32 handles;
 };
 
+/* btrfs trees, by the root objectid of a written block (see btrfs.bpf.h). */
+enum amp_btrfs_tree {
+	AMP_BTRFS_T_FS = 0,	/* fs tree and subvolumes */
+	AMP_BTRFS_T_EXTENT = 1,
+	AMP_BTRFS_T_CSUM = 2,
+	AMP_BTRFS_T_FREE_SPACE = 3,
+	AMP_BTRFS_T_ROOT = 4,
+	AMP_BTRFS_T_LOG = 5,	/* fsync's log trees and the log root tree */
+	AMP_BTRFS_T_CHUNK = 6,
+	AMP_BTRFS_T_DEV = 7,
+	AMP_BTRFS_T_BLOCK_GROUP = 8,
+	AMP_BTRFS_T_OTHER = 9,	/* uuid, quota, relocation */
+	AMP_BTRFS_T_SUPER = 10,	/* superblock copies */
+	AMP_BTRFS_T_UNKNOWN = 11,	/* a block copied before the start */
+	AMP_BTRFS_TREES = 12,
+};
+
 struct amp_txn_stats {
 	__u64 handles_traced;	/* opened by threads with an entry */
 	__u64 handles_untraced;	/* by kernel threads for no traced file (by window) */
@@ -223,6 +240,9 @@ struct amp_dev_stats {
 	__u64 unwalked_bytes;	/* request bytes past the walk limit (in OTHER) */
 	__u64 meta_untraced;	/* metadata bytes of pages untraced user tasks dirtied */
 	__u64 meta_txn;		/* metadata bytes of a known fs transaction (meta_bytes) */
+	/* btrfs metadata by tree (AMP_BTRFS_TREES used; 16, a power of 2, for
+	 * the kernel's index mask): sums to its part of class metadata. */
+	__u64 btrfs_tree[16];
 };
 
 /* Per dirtied file (dev, ino) of traced entries: dev as stat() reports it

@@ -22,7 +22,8 @@ static __always_inline bool comm_is_jbd2(void)
 }
 
 /* Remember bios that the ext4 journal thread submits, and the transaction
- * it is committing: at completion their bytes are that commit's. */
+ * it is committing: at completion their bytes are that commit's.  Also
+ * btrfs's superblocks (btrfs.bpf.h). */
 SEC("tp_btf/block_bio_queue")
 int BPF_PROG(on_bio_queue, struct bio *bio)
 {
@@ -30,11 +31,12 @@ int BPF_PROG(on_bio_queue, struct bio *bio)
 	struct amp_fs_bio fb = { .fs = AMP_FS_JBD2 };
 	struct amp_txn_key *txn;
 	__u64 key = (__u64)bio;
+	bool btrfs_super = btrfs_super_bio(bio, &fb);
 
 	/* (A direct load: bio is the tracepoint's own argument.) */
 	bool xlog = xfs_traced && (__u64)bio->bi_end_io == xfs_log_end_io;
 
-	if (!xlog && !comm_is_jbd2())
+	if (!xlog && !btrfs_super && !comm_is_jbd2())
 		return 0;
 	/* Only bios whose completion we will walk: a bio of another disk would
 	 * stay here and, its address reused, mark a later bio as journal. */
@@ -51,7 +53,7 @@ int BPF_PROG(on_bio_queue, struct bio *bio)
 			return 0;
 		}
 	}
-	txn = bpf_map_lookup_elem(&jbd2_committing, &tid);
+	txn = btrfs_super ? NULL : bpf_map_lookup_elem(&jbd2_committing, &tid);
 	if (txn)
 		fb.txn = *txn;
 	if (bpf_map_update_elem(&fs_bios, &key, &fb, BPF_ANY))
@@ -72,9 +74,10 @@ struct walk {
 	bool bio_walkable;	/* REQ_OP_WRITE: pages to look at */
 	bool bio_jbd2;		/* fs journal: jbd2 thread's, or an xfs log write */
 	bool bio_meta;
-	bool txn_meta;		/* txn's bytes are its metadata, not its journal */
-	__u32 txn_fs;		/* enum amp_txn_fs of txn */
-	struct amp_txn_key txn;	/* fs_bios bio: the transaction it belongs to, or {0, 0} */
+	/* An fs_bios bio: the transaction it belongs to ({0, 0} if none).
+	 * Handed to fs_bio_bytes() by address: a copy on the stack at every
+	 * call would multiply the verifier's states. */
+	struct amp_fs_bio fb;
 };
 
 static __always_inline void walk_load_bio(struct walk *w, struct bio *bio)
@@ -93,12 +96,12 @@ static __always_inline void walk_load_bio(struct walk *w, struct bio *bio)
 	w->bio_meta = opf & (1u << meta);
 	fb = bpf_map_lookup_elem(&fs_bios, &key);
 	w->bio_jbd2 = (fb && !fb->meta) || bio_is_xfs_log(bio);
-	w->txn.dev = fb ? fb->txn.dev : 0;
-	w->txn.tid = fb ? fb->txn.tid : 0;
-	w->txn_fs = fb ? fb->fs : 0;
-	w->txn_meta = fb && fb->meta;
-	if (fb)
+	if (fb) {
+		w->fb = *fb;
 		bpf_map_delete_elem(&fs_bios, &key);
+	} else {
+		__builtin_memset(&w->fb, 0, sizeof(w->fb));
+	}
 }
 
 static __always_inline void add_class(struct amp_dev_stats *ds, int cls, __u32 bytes)
@@ -114,13 +117,8 @@ static __always_inline void charge_class(struct walk *w, struct amp_dev_stats *d
 	add_class(ds, cls, bytes);
 	/* Journal blocks of a known commit, or metadata a transaction wrote
 	 * in place: that transaction's cost. */
-	if (w->txn.dev &&
-	    cls == (w->txn_meta ? AMP_CLASS_METADATA : AMP_CLASS_JOURNAL)) {
-		/* A stack copy: pre-5.19 verifiers take no map key from *w. */
-		struct amp_txn_key txn = w->txn;
-
-		charge_txn_bytes(ds, w->dev, &txn, w->txn_fs, w->txn_meta, bytes);
-	}
+	if (w->fb.txn.dev && cls == (w->fb.meta ? AMP_CLASS_METADATA : AMP_CLASS_JOURNAL))
+		fs_bio_bytes(w->dev, &w->fb, bytes);
 }
 
 /* Bytes of a folio owned by an entry (c: from its owner): charge the
@@ -246,6 +244,13 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 		key->dev = inode_dev(host, BPF_CORE_READ(sb, s_dev), BPF_CORE_READ(sb, s_magic));
 		key->ino = BPF_CORE_READ(host, i_ino);
 		key->index = folio_index(folio);
+		if (btrfs_cause &&
+		    btrfs_btree_page(w->dev, key->ino, (__u64)sb, (__u64)folio,
+				     chunk < page_size - in_page ? chunk : page_size - in_page)) {
+			if (chunk > page_size - in_page)
+				chunk = page_size - in_page;
+			goto advance;
+		}
 		folio_pos(key, folio_npages_raw(folio), &io.pos);
 		io.sub = sub;
 		io.in_page = in_page;
@@ -342,10 +347,15 @@ static __always_inline int request_done(struct request *rq, unsigned int nr_byte
 	dev = (BPF_CORE_READ(disk, major) << 20) | BPF_CORE_READ(disk, first_minor);
 	ds = bpf_map_lookup_elem(&devs, &dev);
 	if (!ds) {
-		struct amp_dev_stats init = {};
+		/* Too big for the stack beside the walk: a per-CPU scratch. */
+		__u32 zero = 0;
+		struct amp_dev_stats *init = bpf_map_lookup_elem(&dev_scratch, &zero);
 
-		BPF_CORE_READ_STR_INTO(&init.name, disk, disk_name);
-		if (bpf_map_update_elem(&devs, &dev, &init, BPF_NOEXIST) &&
+		if (!init)
+			return 0;
+		__builtin_memset(init, 0, sizeof(*init));
+		BPF_CORE_READ_STR_INTO(&init->name, disk, disk_name);
+		if (bpf_map_update_elem(&devs, &dev, init, BPF_NOEXIST) &&
 		    !bpf_map_lookup_elem(&devs, &dev)) {
 			STAT_INC(devs_full);
 			return 0;

@@ -103,6 +103,8 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 	folio_pos(&key, npages, &pos);
 	if (!filter_dev || disk_is_target(disk))
 		maybe_owned = mark_dirtied(&pos);
+	if (btrfs_btree_host(key.ino, sb))
+		return 0;	/* charged by its tree block: btrfs.bpf.h */
 
 	pid_tgid = bpf_get_current_pid_tgid();
 	t = thread_state(false);

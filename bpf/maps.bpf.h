@@ -260,7 +260,21 @@ struct amp_fs_bio {
 	__u32 fs;		/* enum amp_txn_fs */
 	__u32 meta;		/* 1: the txn's meta_bytes, class metadata;
 				 * 0: its journal_bytes, class journal */
+	/* Metadata one process wrote for itself (a btrfs log sync's
+	 * superblock): an entry's own (entry_id, its settlement's slot), or an
+	 * untraced process's; else the transaction's. */
+	__u64 entry_id;
+	__u32 settle_slot;
+	__u32 untraced;
 };
+
+/* A new disk's zeroed struct amp_dev_stats, built here, not on the stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct amp_dev_stats);
+} dev_scratch SEC(".maps");
 
 /* Bios of a filesystem transaction, from queue to completion (the jbd2
  * thread's, among others). */

@@ -15,7 +15,8 @@ test=(xfsprogs btrfs-progs e2fsprogs sqlite3 rsyslog systemd util-linux libcap2-
       libclang-rt-14-dev               # t72: libFuzzer runtime for the journal reader
       strace groff-base man-db         # t11 --version makes no BPF call; t12 man pages
       bash-completion debootstrap      # t13 install; t99 the .deb in a Debian 12 chroot
-      systemd-container)               # t98 the exporter unit under systemd (nspawn)
+      systemd-container                # t98 the exporter unit under systemd (nspawn)
+      sqlite3)                         # t75 SQLite, rollback and WAL, on btrfs
 # `make deb` (`scripts/deps.sh --package`) and its test t97: Debian's
 # packaging tools.
 package=(debhelper dpkg-dev fakeroot lintian)

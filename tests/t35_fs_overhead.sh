@@ -23,10 +23,11 @@ sys.path.insert(0, os.environ["AMP_ROOT"] + "/tests")
 from checks import test_counter
 fs, what, path, dev = sys.argv[1:5]
 # By cause, measured on 6.18 (journald 252 and 257), less ~8 points: the
-# floors to raise as charging by cause gets better (btrfs, xfs metadata).
+# floors to raise as charging by cause gets better.  btrfs: its tree blocks
+# by cause (bpf/btrfs.bpf.h), 33%/25% before; xfs: its log by checkpoint.
 floor = {("ext4", "synth"): 0.78, ("ext4", "journald"): 0.84, ("ext4nj", "synth"): 0.70,
          ("ext4nj", "journald"): 0.77, ("xfs", "synth"): 0.95, ("xfs", "journald"): 0.90,
-         ("btrfs", "synth"): 0.33, ("btrfs", "journald"): 0.25}
+         ("btrfs", "synth"): 0.92, ("btrfs", "journald"): 0.92}
 recs = [json.loads(l) for l in open(path)]
 s = recs[-1]
 d = [d for d in s["devices"] if d["name"] == dev][0]

@@ -21,6 +21,21 @@ static const char *class_names[AMP_NR_CLASSES] = {
 	"data", "metadata", "journal", "other", "before_start",
 };
 
+/* enum amp_btrfs_tree: JSON keys and the summary's names. */
+static const char *const btrfs_tree_names[AMP_BTRFS_TREES] = {
+	"fs", "extent", "csum", "free_space", "root", "log", "chunk", "dev",
+	"block_group", "other", "super", "unknown",
+};
+
+static __u64 btrfs_tree_sum(const struct amp_dev_stats *st)
+{
+	__u64 n = 0;
+
+	for (int k = 0; k < AMP_BTRFS_TREES; k++)
+		n += st->btrfs_tree[k];
+	return n;
+}
+
 struct proc_total {
 	__u32 pid;		/* first, the row's key: pid and own */
 	__u32 own;		/* its entries are amptrace's own cost (AMP_ENTRY_OWN) */
@@ -402,6 +417,14 @@ static void summary_json(struct report *r, const struct summary *s)
 			json_object_object_add(j, "counter_ios", json_object_new_uint64(d->delta.write_ios));
 			json_object_object_add(j, "difference", json_object_new_int64((__s64)sum - (__s64)ctr));
 		}
+		if (btrfs_tree_sum(&d->st)) {
+			json_object *bt = json_object_new_object();
+
+			for (int k = 0; k < AMP_BTRFS_TREES; k++)
+				json_object_object_add(bt, btrfs_tree_names[k],
+						       json_object_new_uint64(d->st.btrfs_tree[k]));
+			json_object_object_add(j, "btrfs_trees", bt);
+		}
 		json_object_array_add(a, j);
 	}
 	json_object_object_add(o, "devices", a);
@@ -518,6 +541,22 @@ static void summary_text(struct report *r, const struct summary *s)
 			(long long)sum - (long long)cause - (long long)win,
 			(unsigned long long)(d->st.meta_untraced + d->ledger.untraced),
 			sum ? 100.0 * cause / sum : 0.0, sum ? 100.0 * win / sum : 0.0);
+	}
+
+	for (int i = 0; i < s->nr_devs; i++) {
+		const struct summary_dev *d = &s->devs[i];
+		__u64 all = btrfs_tree_sum(&d->st);
+
+		if (!all)
+			continue;
+		/* Why one line costs 250 KB on btrfs: which trees it copied. */
+		fprintf(out, "\n%s: btrfs metadata by tree:", d->name);
+		for (int k = 0; k < AMP_BTRFS_TREES; k++)
+			if (d->st.btrfs_tree[k])
+				fprintf(out, " %s %llu (%.1f%%)", btrfs_tree_names[k],
+					(unsigned long long)d->st.btrfs_tree[k],
+					100.0 * d->st.btrfs_tree[k] / all);
+		fprintf(out, "\n");
 	}
 
 	fprintf(out, "\nLosses:");

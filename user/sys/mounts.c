@@ -178,18 +178,23 @@ bool disk_is_named(__u32 disk, const char *name)
 	return !disk_lookup(name, &major, &minor) && disk == ((major << 20) | minor);
 }
 
-bool fstype_on_disk(const char *fstype, const char *disk)
+bool fstype_on_disk(const char *fstype, const char *name)
 {
 	struct libmnt_table *t = mnt_new_table_from_file("/proc/self/mountinfo");
 	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
 	struct libmnt_fs *fs;
+	struct stat st;
 	bool found = false;
 
 	while (t && it && !found && mnt_table_next_fs(t, it, &fs) == 0) {
-		dev_t d = mnt_fs_get_devno(fs);
+		const char *src = mnt_fs_get_source(fs);
 
-		found = mnt_fs_get_fstype(fs) && !strcmp(mnt_fs_get_fstype(fs), fstype) &&
-			(!disk || disk_is_named(whole_disk(major(d), minor(d)), disk));
+		if (!mnt_fs_match_fstype(fs, fstype))
+			continue;
+		if (!name)
+			found = true;
+		else if (src && !stat(src, &st) && S_ISBLK(st.st_mode))
+			found = disk_is_named(whole_disk(major(st.st_rdev), minor(st.st_rdev)), name);
 	}
 	mnt_free_iter(it);
 	mnt_unref_table(t);

@@ -16,8 +16,8 @@ char *mount_path(__u32 sb_kdev, const char *rel);
 __u32 fd_superblock_dev(int pid, int fd, dev_t st_dev);
 __u32 disk_of_dev(__u32 sb_dev);
 bool disk_is_named(__u32 disk, const char *name);
-/* Is a filesystem of this type mounted here, on disk (e.g. "loop0"), or on
- * any disk if disk is NULL? */
-bool fstype_on_disk(const char *fstype, const char *disk);
+/* Is a filesystem of this type (e.g. "btrfs") mounted from the disk named
+ * (e.g. loop0), or from any disk if name is NULL? */
+bool fstype_on_disk(const char *fstype, const char *name);
 
 #endif /* AMPTRACE_MOUNTS_H */

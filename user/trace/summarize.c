@@ -115,6 +115,8 @@ void summarize_devs(struct summarizer *z, struct summary *s)
 		d.st.meta_owned -= b->st.meta_owned;
 		d.st.journal_txn -= b->st.journal_txn;
 		d.st.meta_untraced -= b->st.meta_untraced;
+		for (int k = 0; k < AMP_BTRFS_TREES; k++)
+			d.st.btrfs_tree[k] -= b->st.btrfs_tree[k];
 		if (!disk_read_counter(b->name, &now)) {
 			d.have_counter = true;
 			d.delta.sectors_written = now.sectors_written - b->c.sectors_written;

@@ -143,6 +143,41 @@ static void xfs_programs(struct amptrace *skel, const struct trace_opts *o)
 	}
 }
 
+/*
+ * btrfs metadata by cause (btrfs.bpf.h): only where a traced disk holds a
+ * btrfs filesystem (its module is then loaded), each tracepoint asked of
+ * BTF.  Without one, that part stays on the window rule.
+ */
+static int configure_btrfs(struct tracer *t)
+{
+	static const char *const tps[] = {
+		"btrfs_cow_block", "btrfs_space_reservation", "btrfs_transaction_commit",
+	};
+	struct amptrace *skel = t->skel;
+	bool on = fstype_on_disk("btrfs", t->opts->dev);
+
+	for (size_t i = 0; on && i < sizeof(tps) / sizeof(tps[0]); i++)
+		if (!kernel_has_tracepoint(tps[i])) {
+			on = false;
+			if (t->opts->verbose)
+				fprintf(stderr, "amptrace: no %s tracepoint: btrfs metadata "
+					"charged by window only\n", tps[i]);
+		}
+	if (on) {
+		skel->rodata->btrfs_super_end_io = ksym_address("btrfs_end_super_write");
+		if (!skel->rodata->btrfs_super_end_io && t->opts->verbose)
+			fprintf(stderr, "amptrace: btrfs_end_super_write not in kallsyms: "
+				"btrfs superblocks charged by window\n");
+	}
+	skel->rodata->btrfs_cause = on;
+	if (!on) {
+		bpf_program__set_autoload(skel->progs.on_btrfs_cow_block, false);
+		bpf_program__set_autoload(skel->progs.on_btrfs_space_reservation, false);
+		bpf_program__set_autoload(skel->progs.on_btrfs_transaction_commit, false);
+	}
+	return 0;
+}
+
 static int configure(struct tracer *t)
 {
 	const struct trace_opts *o = t->opts;
@@ -207,6 +242,9 @@ static int configure(struct tracer *t)
 		if (o->verbose)
 			fprintf(stderr, "amptrace: no bpf_loop: request walks in a bounded loop\n");
 	}
+
+	if (configure_btrfs(t))
+		return -1;
 
 	/* ext4's journal is jbd2, often a module: without it, no fs-journal stage. */
 	if (!kernel_has_tracepoint("jbd2_handle_start")) {
