@@ -13,17 +13,23 @@
 
 static __always_inline struct amp_txn_stats *txn_stats(struct amp_txn_key *key, __u32 fs)
 {
-	struct amp_txn_stats *ts = bpf_map_lookup_elem(&txns, key);
-	struct amp_txn_stats zero = { .fs = fs };
+	struct amp_txn_stats *ts = bpf_map_lookup_elem(&txns, key), *zero;
+	__u32 z = 0;
 
 	if (ts)
 		return ts;
-	if (bpf_map_update_elem(&txns, key, &zero, BPF_NOEXIST) &&
+	zero = bpf_map_lookup_elem(&txn_zero, &z);
+	if (!zero)
+		return NULL;
+	if (bpf_map_update_elem(&txns, key, zero, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(&txns, key)) {
 		STAT_INC(txns_full);
 		return NULL;
 	}
-	return bpf_map_lookup_elem(&txns, key);
+	ts = bpf_map_lookup_elem(&txns, key);
+	if (ts)
+		ts->fs = fs;	/* whoever inserted: the same filesystem */
+	return ts;
 }
 
 /* Device bytes that belong to a transaction: its journal blocks, or
