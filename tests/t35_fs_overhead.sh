@@ -17,7 +17,11 @@ writers=" ${T35_WRITERS:-synth journald} "
 [[ $writers != *" journald "* ]] || use_journald
 
 check() {   # FS WHAT TRACE
-    python3 - "$@" "$LOOPNAME" <<'PY'
+    # A kernel whose btrfs the btrfs programs do not fit (the tracer says
+    # so in one line): btrfs metadata by window, held at that floor.
+    local btrfs_window=0
+    grep -q '^amptrace: btrfs programs do not load' "$AMP_TMP/tracer.err" && btrfs_window=1
+    BTRFS_WINDOW=$btrfs_window python3 - "$@" "$LOOPNAME" <<'PY'
 import json, os, sys
 sys.path.insert(0, os.environ["AMP_ROOT"] + "/tests")
 from checks import test_counter
@@ -28,6 +32,10 @@ fs, what, path, dev = sys.argv[1:5]
 floor = {("ext4", "synth"): 0.78, ("ext4", "journald"): 0.84, ("ext4nj", "synth"): 0.70,
          ("ext4nj", "journald"): 0.77, ("xfs", "synth"): 0.95, ("xfs", "journald"): 0.90,
          ("btrfs", "synth"): 0.92, ("btrfs", "journald"): 0.92}
+if fs.startswith("btrfs") and os.environ.get("BTRFS_WINDOW") == "1":
+    floor[fs, what] = {"synth": 0.33, "journald": 0.25}[what]
+    print(f"note: {fs}/{what}: btrfs programs do not load on this kernel: "
+          f"btrfs metadata by window, floor {floor[fs, what]:.0%}")
 recs = [json.loads(l) for l in open(path)]
 s = recs[-1]
 d = [d for d in s["devices"] if d["name"] == dev][0]
