@@ -144,6 +144,23 @@ def check_test_counter(dev, total, what, slack=0.01):
        f"[{inner} inside, {outer} around the run]")
 
 
+def check_charges(path, dev, what, slack=0.01):
+    """A trace's device DEV: its classes within the test's own /sys/block
+    readings, and what its entries carry = by cause + by window (nothing
+    counted twice).  Returns (the device's summary, the entries)."""
+    recs = [json.loads(line) for line in open(path)]
+    d = device(recs[-1], dev)
+    check_test_counter(dev, d["total"], f"{what}: {d['classes']}", slack)
+    entries = [r for r in recs if r["type"] == "entry"]
+    charged = sum(e["dev_bytes_total"] for e in entries)
+    if charged != d["by_cause"] + d["by_window"]:
+        fail(f"{what}: entries carry {charged} B, the device says by cause {d['by_cause']} "
+             f"+ by window {d['by_window']}")
+    ok(f"{what}: entries carry {charged} B = by cause {d['by_cause']} + by window "
+       f"{d['by_window']} (nothing counted twice)")
+    return d, entries
+
+
 def check_devsum(summary, dev, losses_ok=False):
     """The classes sum to the device's counter: amptrace's reading, and the
     test's own reading of /sys/block around the run."""
