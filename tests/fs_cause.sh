@@ -9,6 +9,7 @@
 #  (b) the entries carry by cause + by window: nothing counted twice;
 #  (c) by cause >= the floor measured on 6.18 for FS and workload (a
 #      regression fails; raise a floor as charging gets better).
+#  (d) journald-ail: >= 90% of the entries' bills by cause.
 # Run by t41_cause_ext4.sh and t41_cause_xfs.sh.  T41_WORKLOADS overrides
 # the workloads ("synth journald rollback wal").
 set -euo pipefail
@@ -29,12 +30,16 @@ from checks import check_test_counter
 fs, what, path, dev = sys.argv[1:5]
 # By cause, measured on 6.18 (ext4: 85, 95, 99.1-99.6, 97.4-99.4 %; xfs: 98.3-98.9, 99.8,
 # 98.3-98.4, 99.4 %), less a few points for run-to-run spread.  xfs
-# journald-ail: 91.5-91.6 %; 67-71 % with the write-back by window (before).
+# journald-ail: 91.5-91.6 % (82.6 % on 5.15, 85.5 % on 6.1 under qemu, where
+# \`sync\` allocates journald's blocks in its own, untraced, transactions);
+# of what the traced entries carry (by cause + by window) 95.2 %, 94.1 % on
+# 5.15 and 94.2 % on 6.1, against 71.4 % with the write-back by window:
+# that is the check that fails if the write-back goes back to the window.
 floor = {("ext4", "synth"): 0.78, ("ext4", "journald"): 0.90,
          ("ext4", "rollback"): 0.95, ("ext4", "wal"): 0.95,
          ("xfs", "synth"): 0.95, ("xfs", "journald"): 0.90,
          ("xfs", "rollback"): 0.95, ("xfs", "wal"): 0.95,
-         ("xfs", "journald-ail"): 0.85}
+         ("xfs", "journald-ail"): 0.75}
 recs = [json.loads(l) for l in open(path)]
 d = [d for d in recs[-1]["devices"] if d["name"] == dev][0]
 tag = f"{fs}/{what}"
@@ -53,6 +58,10 @@ cf = d["cause_fraction"]
 print(f"{tag}: cause_fraction {cf:.4f} ({d['by_cause']} of {total} B; by window {d['by_window']})")
 assert cf >= floor[fs, what], f"{tag}: {cf:.1%} by cause, below the measured floor {floor[fs, what]:.0%}"
 print(f"ok: {tag}: {cf:.1%} by cause >= floor {floor[fs, what]:.0%}")
+if what == "journald-ail":
+    tf = d["by_cause"] / charged
+    assert tf >= 0.90, f"{tag}: {tf:.1%} of the entries' bills by cause, below 90%: the write-back went by window?"
+    print(f"ok: {tag}: {tf:.1%} of the entries' bills by cause >= 90%")
 PY
 }
 
