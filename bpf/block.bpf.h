@@ -10,8 +10,6 @@
 #ifndef AMPTRACE_BLOCK_BPF_H
 #define AMPTRACE_BLOCK_BPF_H
 
-#define AMP_REQ_OP_MASK 0xff
-
 static __always_inline bool comm_is_jbd2(void)
 {
 	char comm[8];
@@ -35,12 +33,13 @@ int BPF_PROG(on_bio_queue, struct bio *bio)
 
 	/* (A direct load: bio is the tracepoint's own argument.) */
 	bool xlog = xfs_traced && (__u64)bio->bi_end_io == xfs_log_end_io;
+	bool xbuf = xfs_traced && xfs_buf_end_io && (__u64)bio->bi_end_io == xfs_buf_end_io;
 
-	if (!xlog && !btrfs_super && !comm_is_jbd2())
+	if (!xlog && !xbuf && !btrfs_super && !comm_is_jbd2())
 		return 0;
 	/* Only bios whose completion we will walk: a bio of another disk would
 	 * stay here and, its address reused, mark a later bio as journal. */
-	if (filter_dev || xlog) {
+	if (filter_dev || xlog || xbuf) {
 		struct gendisk *disk = BPF_CORE_READ(bio, bi_bdev, bd_disk);
 		__u32 dev = disk ? (BPF_CORE_READ(disk, major) << 20) |
 				   BPF_CORE_READ(disk, first_minor) : 0;
@@ -50,6 +49,10 @@ int BPF_PROG(on_bio_queue, struct bio *bio)
 		if (xlog) {
 			/* Keyed by its partition, as the commits are by s_dev. */
 			xfs_log_bio_queued(bio, BPF_CORE_READ(bio, bi_bdev, bd_dev));
+			return 0;
+		}
+		if (xbuf) {
+			xfs_buf_bio_queued(bio);
 			return 0;
 		}
 	}

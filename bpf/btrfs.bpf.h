@@ -476,6 +476,12 @@ __noinline int fs_bio_bytes(__u32 disk, struct amp_fs_bio *fb, __u32 bytes)
 
 	if (!ds || !fb)
 		return 0;
+	/* An xfs buffer written back after its checkpoint: that checkpoint's,
+	 * in its record if still to come, else a late one (xfslog.bpf.h). */
+	if (fb->fs == AMP_FS_XFS && fb->meta) {
+		txn_late_bytes(disk, fb->txn.dev, fb->txn.tid, bytes);
+		return 0;
+	}
 	if (fb->fs == AMP_FS_BTRFS && fb->meta)
 		__sync_fetch_and_add(&ds->btrfs_tree[AMP_BTRFS_T_SUPER], bytes);
 	if (fb->meta && btrfs_charge_own(ds, fb->entry_id, fb->settle_slot, fb->untraced, bytes))

@@ -20,9 +20,15 @@ const volatile __u32 walk_max_steps = 4096;	/* bvec chunks per request */
 const volatile __u64 ringbuf_quarter = 1 << 18;	/* a quarter of the events ring */
 const volatile __u32 settle_slot_mask = (1 << 17) - 1;	/* unsettled's size - 1 */
 const volatile __u32 folio_table_mask = (1 << 18) - 1;	/* folio_table's size - 1 */
+/* A request's or bio's operation (enum req_op) in its opf. */
+#define AMP_REQ_OP_MASK 0xff
+
 /* Address of xfs's log-write completion (xlog_bio_end_io) from kallsyms:
  * bios that end there are xfs log writes, its journal.  0: unknown. */
 const volatile __u64 xfs_log_end_io = 0;
+/* xfs's metadata buffer write completion (xfs_buf_bio_end_io), likewise:
+ * bios that end there write back logged buffers in place. */
+const volatile __u64 xfs_buf_end_io = 0;
 
 /* Source of entry ids; 0 means "no entry". */
 __u64 next_entry_id = 1;

@@ -159,6 +159,72 @@ static __always_inline void xfs_txn_done(struct amp_txn_key *key)
 	bpf_map_delete_elem(&txns, key);
 }
 
+/*
+ * Metadata buffers written back in place, after their checkpoint: xfsaild
+ * pushing the AIL (inode cluster buffers, AGF/AGI/AGFL, btree blocks), the
+ * log worker covering an idle log, unmount.  Each bio of a buffer has the
+ * buffer as bi_private; each log item attached to it (the buffer's own, if
+ * the buffer was logged; the inode items of an inode cluster) keeps the
+ * CIL sequence it was last committed in (li_seq, 5.14+).  The bytes go to
+ * the latest of those checkpoints, which the ledger splits like its log
+ * bytes (a late record if its own went already).  A buffer none of whose
+ * items names one (never logged while traced) stays by window.
+ */
+struct xfs_log_item___amp {
+	struct list_head li_bio_list;
+	__u64 li_seq;			/* xfs_csn_t */
+} __attribute__((preserve_access_index));
+
+struct xfs_buf_log_item___amp {
+	struct xfs_log_item___amp bli_item;
+} __attribute__((preserve_access_index));
+
+struct xfs_buf___amp {
+	struct xfs_mount___amp *b_mount;
+	struct xfs_buf_log_item___amp *b_log_item;
+	struct list_head b_li_list;
+} __attribute__((preserve_access_index));
+
+#define AMP_XFS_BUF_ITEMS 8
+
+/* A buffer write queued: to fs_bios as metadata of its checkpoint. */
+static __always_inline void xfs_buf_bio_queued(struct bio *bio)
+{
+	struct xfs_buf___amp *bp = BPF_CORE_READ(bio, bi_private);
+	struct amp_fs_bio fb = { .fs = AMP_FS_XFS, .meta = 1 };
+	struct xfs_buf_log_item___amp *bli;
+	struct list_head *pos;
+	void *head;
+	__u64 bkey = (__u64)bio, seq = 0, s;
+
+	if (!bp || !bpf_core_field_exists(struct xfs_log_item___amp, li_seq) ||
+	    (BPF_CORE_READ(bio, bi_opf) & AMP_REQ_OP_MASK) != REQ_OP_WRITE)
+		return;
+	bli = BPF_CORE_READ(bp, b_log_item);
+	if (bli)
+		seq = BPF_CORE_READ(bli, bli_item.li_seq);
+	/* The inode items of a cluster, from the last attached back: the
+	 * newest sequence among the first few (one inode relogged later than
+	 * the others is the common case: the logger's file). */
+	head = (void *)bp + bpf_core_field_offset(struct xfs_buf___amp, b_li_list);
+	pos = BPF_CORE_READ(bp, b_li_list.prev);
+	for (int i = 0; i < AMP_XFS_BUF_ITEMS && pos && (void *)pos != head; i++) {
+		struct xfs_log_item___amp *lip = (void *)pos -
+			bpf_core_field_offset(struct xfs_log_item___amp, li_bio_list);
+
+		s = BPF_CORE_READ(lip, li_seq);
+		if (s > seq)
+			seq = s;
+		pos = BPF_CORE_READ(pos, prev);
+	}
+	if (!seq)
+		return;
+	fb.txn.dev = BPF_CORE_READ(bp, b_mount, m_super, s_dev);
+	fb.txn.tid = (__u32)seq;
+	if (bpf_map_update_elem(&fs_bios, &bkey, &fb, BPF_ANY))
+		STAT_INC(jbd2_bios_full);
+}
+
 /* The request walked (its bytes now in the checkpoint's journal_bytes):
  * if it carried a commit record, send that checkpoint.  A global function
  * after the walk: nothing of xfs in the walk's own state, whose verifying

@@ -58,6 +58,11 @@ struct known_txn {
 	struct amp_txn_key key;
 	struct amp_txn_stats st;
 	__u64 given;		/* bytes charged to entries so far */
+	/* Late bytes (ledger_txn_late) kept for the traced handles whose
+	 * entries have not reached the ledger yet, and the handles of those
+	 * that have. */
+	__u64 late_waiting;
+	__u64 handles_claimed;
 	bool committed;
 };
 
@@ -257,6 +262,28 @@ static void charge_share(struct ledger *l, struct held *h, struct known_txn *t, 
 	credit_share(l, h, t, share);
 }
 
+/* An entry's claim on a committed transaction: its share of the bytes, and
+ * of the late bytes kept for the entries still to come (xfs writes a
+ * checkpoint's buffers back before the logger's own pages settle). */
+static void claim_share(struct ledger *l, struct held *h, struct known_txn *t, __u32 handles)
+{
+	__u64 waiting = t->st.handles_traced > t->handles_claimed ?
+			t->st.handles_traced - t->handles_claimed : 0;
+
+	charge_share(l, h, t, handles);
+	if (t->late_waiting && waiting) {
+		__u64 share = handles >= waiting ? t->late_waiting :
+			      t->late_waiting * handles / waiting;
+		struct ledger_disk *d = disk_totals(l, txn_disk(t));
+
+		t->late_waiting -= share;
+		h->c.meta += share;
+		if (d)
+			d->journal_by_cause += share;
+	}
+	t->handles_claimed += handles;
+}
+
 void ledger_entry(struct ledger *l, const struct amp_entry *e)
 {
 	struct held *h = calloc(1, offsetof(struct held, e) + entry_len(e));
@@ -269,7 +296,7 @@ void ledger_entry(struct ledger *l, const struct amp_entry *e)
 		struct known_txn *t = txn_find(l, e->txns[i].dev, e->txns[i].tid);
 
 		if (t && t->committed)
-			charge_share(l, h, t, e->txns[i].handles);
+			claim_share(l, h, t, e->txns[i].handles);
 		else
 			h->pending_txns++;
 	}
@@ -383,7 +410,7 @@ void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec)
 			if (h->e.txns[i].dev == rec->dev && h->e.txns[i].tid == rec->tid) {
 				bool was = held_ready(h);
 
-				charge_share(l, h, t, h->e.txns[i].handles);
+				claim_share(l, h, t, h->e.txns[i].handles);
 				h->pending_txns--;
 				held_progress(l, h, was);
 			}
@@ -412,17 +439,19 @@ void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec)
 }
 
 /*
- * Metadata a transaction wrote after its record (ext4's checkpoint blocks):
- * shared as its own bytes were, by handles, among the entries still held;
- * the shares of entries already printed and of kernel threads go by
- * window, untraced processes' are theirs.
+ * Metadata a transaction wrote after its record (ext4's checkpoint blocks,
+ * xfs's buffers written back from the AIL): shared as its own bytes were,
+ * by handles, among the entries still held; the shares of traced handles
+ * whose entries are still to come wait for them (claim_share); those of
+ * entries already printed and of kernel threads go by window, untraced
+ * processes' are theirs.
  */
 void ledger_txn_late(struct ledger *l, const struct amp_txn_late *rec)
 {
 	struct known_txn *t = txn_find(l, rec->dev, rec->tid);
 	struct ledger_disk *d = disk_totals(l, rec->disk);
 	struct window *w = window_of(l, rec->disk);
-	__u64 total = t && t->committed ? txn_total_handles(t) : 0, given = 0, user;
+	__u64 total = t && t->committed ? txn_total_handles(t) : 0, given = 0, user, later = 0;
 
 	for (struct held *h = total ? l->held : NULL; h; h = h->next)
 		for (__u32 i = 0; i < h->e.nr_txns && i < AMP_ENTRY_TXNS; i++)
@@ -434,13 +463,17 @@ void ledger_txn_late(struct ledger *l, const struct amp_txn_late *rec)
 				if (d)
 					d->journal_by_cause += share;
 			}
+	if (total && t->st.handles_traced > t->handles_claimed) {
+		later = rec->bytes * (t->st.handles_traced - t->handles_claimed) / total;
+		t->late_waiting += later;
+	}
 	user = total ? rec->bytes * t->st.handles_user / total : 0;
 	if (user && d)
 		d->untraced += user;
 	else
 		user = 0;
 	if (w)
-		w->pool += rec->bytes - given - user;
+		w->pool += rec->bytes - given - user - later;
 	print_ready(l);
 }
 
@@ -528,8 +561,16 @@ void ledger_flush(struct ledger *l, int txns_fd)
 		h->pending_txns = 0;
 		held_progress(l, h, was);
 	}
-	for (size_t i = 0; i < l->nr_txns; i++)
-		txn_release_rest(l, &l->txns[i]);
+	for (size_t i = 0; i < l->nr_txns; i++) {
+		struct known_txn *t = &l->txns[i];
+		struct window *w = window_of(l, txn_disk(t));
+
+		txn_release_rest(l, t);
+		/* Late bytes no entry came for: by window. */
+		if (w)
+			w->pool += t->late_waiting;
+		t->late_waiting = 0;
+	}
 	ledger_tick(l, true);
 	for (size_t i = 0; i < l->nr_wins; i++) {
 		struct ledger_disk *d = disk_totals(l, l->wins[i].disk);

@@ -115,8 +115,9 @@ static int on_record(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-/* xfs's log by cause (bpf/xfslog.bpf.h): its commits, and the files its
- * ioend workers name.  Without a traced xfs, or without the tracepoint,
+/* xfs's log by cause (bpf/xfslog.bpf.h): its commits, the metadata
+ * buffers they logged when written back, and the files its ioend workers
+ * name.  Without a traced xfs, or without the tracepoint,
  * that part stays on the window rule, as before. */
 static void xfs_programs(struct amptrace *skel, const struct trace_opts *o)
 {
@@ -134,6 +135,14 @@ static void xfs_programs(struct amptrace *skel, const struct trace_opts *o)
 
 	/* Its log bios by checkpoint. */
 	skel->rodata->xfs_traced = xfs && skel->rodata->xfs_log_end_io;
+	/* Its metadata buffers written back in place, by the checkpoint that
+	 * last logged them: their bios end in xfs_buf_bio_end_io. */
+	if (skel->rodata->xfs_traced) {
+		skel->rodata->xfs_buf_end_io = ksym_address("xfs_buf_bio_end_io");
+		if (!skel->rodata->xfs_buf_end_io && o->verbose)
+			fprintf(stderr, "amptrace: xfs_buf_bio_end_io not in kallsyms: "
+				"xfs metadata write-back by window\n");
+	}
 
 	for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
 		if (xfs && kernel_has_tracepoint(tps[i].tp))
