@@ -291,7 +291,8 @@ struct amp_file_path {
 
 /* Losses and counters, one per CPU; the loader sums them. */
 struct amp_stats {
-	__u64 entries_opened;
+	__u64 entries_opened;	/* not counted here: user space puts in the
+				 * entry ids issued (next_entry_id - 1) */
 	__u64 ringbuf_drops;	/* finished entries that did not fit */
 	__u64 entries_full;	/* unsettled map full: an entry's folios not charged */
 	__u64 tasks_full;	/* no memory for a thread's state: not traced */

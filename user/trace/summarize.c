@@ -25,6 +25,7 @@ struct baseline {
 struct summarizer {
 	int devs_fd, files_fd, stats_fd;
 	const struct bpf_object *obj;	/* its programs' recursion misses */
+	const __u64 *next_entry_id;
 	const char *only_dev;
 	struct baseline *base;
 	size_t nr_base, cap_base;
@@ -42,7 +43,8 @@ static int disk_name(const struct dirent *d)
 	return d->d_name[0] != '.';
 }
 
-struct summarizer *summarizer_new(int devs_fd, int files_fd, int stats_fd, const char *only_dev)
+struct summarizer *summarizer_new(int devs_fd, int files_fd, int stats_fd,
+				  const __u64 *next_entry_id, const char *only_dev)
 {
 	struct summarizer *z = calloc(1, sizeof(*z));
 	struct dirent **names = NULL;
@@ -54,6 +56,7 @@ struct summarizer *summarizer_new(int devs_fd, int files_fd, int stats_fd, const
 	z->devs_fd = devs_fd;
 	z->files_fd = files_fd;
 	z->stats_fd = stats_fd;
+	z->next_entry_id = next_entry_id;
 	z->only_dev = only_dev;
 	n = scandir("/sys/block", &names, disk_name, alphasort);
 	for (int i = 0; i < n; i++) {
@@ -215,6 +218,8 @@ static void sum_losses(struct summarizer *z, struct amp_stats *out)
 	}
 out:
 	out->prog_runs_missed = prog_runs_missed(z);
+	/* Ids start at 1, one per entry (the BPF side's and startup's own). */
+	out->entries_opened = __atomic_load_n(z->next_entry_id, __ATOMIC_RELAXED) - 1;
 	free(per);
 }
 

@@ -11,8 +11,10 @@
 struct summarizer;
 /* The baseline: every disk in /sys/block (only_dev: that one), its
  * counter and the kernel's class counters, read at the same moment.
- * devs_fd, files_fd, stats_fd: the kernel's devs, files and stats maps. */
-struct summarizer *summarizer_new(int devs_fd, int files_fd, int stats_fd, const char *only_dev);
+ * devs_fd, files_fd, stats_fd: the kernel's devs, files and stats maps;
+ * next_entry_id: the kernel's entry-id counter (entries opened + 1). */
+struct summarizer *summarizer_new(int devs_fd, int files_fd, int stats_fd,
+				  const __u64 *next_entry_id, const char *only_dev);
 /* Devices since the baseline: every disk with bytes or a counter that
  * moved (all of them with only_dev), and disks that appeared meanwhile. */
 void summarize_devs(struct summarizer *z, struct summary *s);

@@ -715,7 +715,8 @@ int trace_run(const struct trace_opts *o)
 	err = -1;
 	t.summarizer = summarizer_new(bpf_map__fd(t.skel->maps.devs),
 				      bpf_map__fd(t.skel->maps.files),
-				      bpf_map__fd(t.skel->maps.stats), o->dev);
+				      bpf_map__fd(t.skel->maps.stats),
+				      &t.skel->data->next_entry_id, o->dev);
 	if (!t.summarizer)
 		goto cleanup;
 	summarizer_use_progs(t.summarizer, t.skel->obj);
