@@ -271,6 +271,32 @@ int BPF_PROG(on_jbd2_start_commit, journal_t *journal, transaction_t *t)
 	return 0;
 }
 
+/*
+ * The first commit after mount (or after a journal flush: JBD2_FLUSHED)
+ * writes the journal superblock before jbd2_start_commit, in the jbd2
+ * thread, for the transaction still running: the one it is about to
+ * commit.  So that bio is that commit's, not the window's.  (The thread
+ * only ever commits; a superblock write inside a commit is already the
+ * commit's, and a checkpointing task's is no jbd2 thread's bio.)
+ */
+SEC("tp_btf/jbd2_write_superblock")
+int BPF_PROG(on_jbd2_write_superblock, journal_t *journal)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct amp_txn_key key;
+
+	if (!journal || BPF_CORE_READ(journal, j_task, pid) != tid ||
+	    bpf_map_lookup_elem(&jbd2_committing, &tid))
+		return 0;
+	if (!txn_key_of(journal, BPF_CORE_READ(journal, j_running_transaction), &key) ||
+	    !disk_is_target(key.dev))
+		return 0;
+	/* jbd2_start_commit sets the same key; jbd2_end_commit clears it. */
+	if (bpf_map_update_elem(&jbd2_committing, &tid, &key, BPF_ANY))
+		STAT_INC(commits_full);
+	return 0;
+}
+
 SEC("tp_btf/jbd2_end_commit")
 int BPF_PROG(on_jbd2_end_commit, journal_t *journal, transaction_t *t)
 {

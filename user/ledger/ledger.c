@@ -236,11 +236,12 @@ static __u32 txn_disk(const struct known_txn *t)
 }
 
 /* share bytes of t on h's bill: journal and metadata in the transaction's
- * own proportion. */
-static void credit_share(struct ledger *l, struct held *h, struct known_txn *t, __u64 share)
+ * own proportion, or (late) all metadata it wrote in place later. */
+static void credit_share(struct ledger *l, struct held *h, struct known_txn *t, __u64 share,
+			 bool late)
 {
 	struct ledger_disk *d = disk_totals(l, txn_disk(t));
-	__u64 meta = txn_bytes(t) ? share * t->st.meta_bytes / txn_bytes(t) : 0;
+	__u64 meta = late ? share : txn_bytes(t) ? share * t->st.meta_bytes / txn_bytes(t) : 0;
 
 	h->c.journal += share - meta;
 	h->c.meta += meta;
@@ -259,7 +260,7 @@ static void charge_share(struct ledger *l, struct held *h, struct known_txn *t, 
 	if (share > bytes - t->given)
 		share = bytes - t->given;
 	t->given += share;
-	credit_share(l, h, t, share);
+	credit_share(l, h, t, share, false);
 }
 
 /* An entry's claim on a committed transaction: its share of the bytes, and
@@ -345,12 +346,16 @@ static __u64 entry_file_pages(const struct amp_entry *e, __u32 dev, __u64 ino)
 /*
  * Handles kernel threads opened for a traced file (ext4 converting the
  * extents its data went to, the flusher allocating its blocks): the work
- * of the entries that dirtied that file.  Split over the held entries by
- * their pages of it; with none held (all printed), by window.
+ * of the entries that dirtied that file.  Each file's share of bytes_all
+ * (by its handles, at most left in all) is split over the held entries by
+ * their pages of it; with none held (all printed), by window.  late: the
+ * bytes are metadata t wrote in place after its record (ledger_txn_late).
+ * Returns the bytes handed out.
  */
-static void txn_share_files(struct ledger *l, struct known_txn *t)
+static __u64 txn_share_files(struct ledger *l, struct known_txn *t, __u64 bytes_all,
+			     __u64 left, bool late)
 {
-	__u64 total = txn_total_handles(t), bytes_all = txn_bytes(t);
+	__u64 total = txn_total_handles(t), out = 0;
 
 	for (int i = 0; i < AMP_TXN_FILES && total; i++) {
 		const struct amp_txn_file *f = &t->st.files[i];
@@ -359,8 +364,8 @@ static void txn_share_files(struct ledger *l, struct known_txn *t)
 
 		if (!f->handles)
 			continue;
-		if (bytes > bytes_all - t->given)
-			bytes = bytes_all - t->given;
+		if (bytes > left - out)
+			bytes = left - out;
 		for (struct held *h = l->held; h; h = h->next) {
 			__u64 p = entry_file_pages(&h->e, f->dev, f->ino);
 
@@ -368,7 +373,7 @@ static void txn_share_files(struct ledger *l, struct known_txn *t)
 			if (p)
 				last = h;
 		}
-		t->given += bytes;
+		out += bytes;
 		if (!pages) {
 			struct window *w = window_of(l, txn_disk(t));
 
@@ -382,10 +387,11 @@ static void txn_share_files(struct ledger *l, struct known_txn *t)
 
 			if (!p)
 				continue;
-			credit_share(l, h, t, share);
+			credit_share(l, h, t, share, late);
 			given += share;
 		}
 	}
+	return out;
 }
 
 void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec)
@@ -414,7 +420,7 @@ void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec)
 				h->pending_txns--;
 				held_progress(l, h, was);
 			}
-	txn_share_files(l, t);
+	t->given += txn_share_files(l, t, txn_bytes(t), txn_bytes(t) - t->given, false);
 	/* Handles of kernel threads for no traced file: by window.  Handles
 	 * of untraced processes: theirs, never shared. */
 	bytes = txn_bytes(t);
@@ -441,10 +447,11 @@ void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec)
 /*
  * Metadata a transaction wrote after its record (ext4's checkpoint blocks,
  * xfs's buffers written back from the AIL): shared as its own bytes were,
- * by handles, among the entries still held; the shares of traced handles
- * whose entries are still to come wait for them (claim_share); those of
- * entries already printed and of kernel threads go by window, untraced
- * processes' are theirs.
+ * among the entries still held: by their handles, and kernel threads'
+ * handles for a traced file by the entries' pages of it.  The shares of
+ * traced handles whose entries are still to come wait for them
+ * (claim_share); those of entries already printed and of kernel threads
+ * for no traced file go by window, untraced processes' are theirs.
  */
 void ledger_txn_late(struct ledger *l, const struct amp_txn_late *rec)
 {
@@ -465,9 +472,17 @@ void ledger_txn_late(struct ledger *l, const struct amp_txn_late *rec)
 			}
 	if (total && t->st.handles_traced > t->handles_claimed) {
 		later = rec->bytes * (t->st.handles_traced - t->handles_claimed) / total;
+		if (later > rec->bytes - given)
+			later = rec->bytes - given;
 		t->late_waiting += later;
 	}
+	/* Kernel threads' handles for a traced file: to the held entries that
+	 * dirtied it (with none held, to the window, in there). */
+	if (total)
+		given += txn_share_files(l, t, rec->bytes, rec->bytes - given - later, true);
 	user = total ? rec->bytes * t->st.handles_user / total : 0;
+	if (user > rec->bytes - given - later)
+		user = rec->bytes - given - later;
 	if (user && d)
 		d->untraced += user;
 	else

@@ -261,6 +261,7 @@ static int configure(struct tracer *t)
 		bpf_program__set_autoload(skel->progs.on_jbd2_handle_start, false);
 		bpf_program__set_autoload(skel->progs.on_jbd2_start_commit, false);
 		bpf_program__set_autoload(skel->progs.on_jbd2_end_commit, false);
+		bpf_program__set_autoload(skel->progs.on_jbd2_write_superblock, false);
 		if (o->verbose)
 			fprintf(stderr, "amptrace: no jbd2 tracepoints (module not loaded?): "
 				"ext4 journal charged by window only\n");
