@@ -439,15 +439,18 @@ static void summary_json(struct report *r, const struct summary *s)
 	 * when not zero, so that a summary without them reads as before. */
 	if (s->losses.page_races)
 		json_object_object_add(l, "page_races", json_object_new_uint64(s->losses.page_races));
-	if (s->losses.prog_runs_missed)
-		json_object_object_add(l, "prog_runs_missed",
-				       json_object_new_uint64(s->losses.prog_runs_missed));
 	json_object_object_add(o, "losses", l);
-	/* Fallbacks that lose nothing, shown so that none goes unseen. */
-	if (s->losses.pages_overflow) {
+	/* Fallbacks that lose nothing, and runs the kernel skipped (possibly for
+	 * disks not traced: a loss only where a traced disk's sum falls
+	 * short), shown so that none goes unseen. */
+	if (s->losses.pages_overflow || s->losses.prog_runs_missed) {
 		l = json_object_new_object();
-		json_object_object_add(l, "pages_overflow",
-				       json_object_new_uint64(s->losses.pages_overflow));
+		if (s->losses.pages_overflow)
+			json_object_object_add(l, "pages_overflow",
+					       json_object_new_uint64(s->losses.pages_overflow));
+		if (s->losses.prog_runs_missed)
+			json_object_object_add(l, "prog_runs_missed",
+					       json_object_new_uint64(s->losses.prog_runs_missed));
 		json_object_object_add(o, "counters", l);
 	}
 	fprintf(r->out, "%s\n", json_object_to_json_string_ext(o,
@@ -571,11 +574,6 @@ static void summary_text(struct report *r, const struct summary *s)
 			(unsigned long long)s->losses.page_races);
 		any = true;
 	}
-	if (s->losses.prog_runs_missed) {
-		fprintf(out, " program runs the kernel skipped (recursion) %llu;",
-			(unsigned long long)s->losses.prog_runs_missed);
-		any = true;
-	}
 	if (s->entries_timed_out) {
 		fprintf(out, " entries reported unsettled after timeout %llu;",
 			(unsigned long long)s->entries_timed_out);
@@ -585,6 +583,10 @@ static void summary_text(struct report *r, const struct summary *s)
 	if (s->losses.pages_overflow)
 		fprintf(out, "Counters: folios owned through the overflow map %llu\n",
 			(unsigned long long)s->losses.pages_overflow);
+	if (s->losses.prog_runs_missed)
+		fprintf(out, "Counters: program runs the kernel skipped, another of ours running "
+			"on that CPU %llu (a loss where a traced disk's classes fall short of "
+			"its counter)\n", (unsigned long long)s->losses.prog_runs_missed);
 }
 
 void report_summary(struct report *r, const struct summary *s)
