@@ -293,6 +293,11 @@ struct {
 	__type(value, struct amp_txn_stats);
 } txns SEC(".maps");
 
+/* Zeroed values for new map elements, never written: in .bss, not on
+ * the stack, which the walk's frames share (512 bytes). */
+struct amp_txn_stats txn_zero = {};
+struct amp_btrfs_own btrfs_own_zero = {};
+
 /* jbd2 thread (tid) -> the transaction it is committing. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
