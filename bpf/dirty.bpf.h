@@ -209,7 +209,10 @@ not_owned:
 SEC("tp_btf/writeback_dirty_folio")
 int BPF_PROG(on_dirty_folio, struct folio *folio, struct address_space *mapping)
 {
-	return folio_dirtied(mapping, folio->index, folio_npages(folio), &folio->flags);
+	/* flags is the first word of a folio and of a page in every kernel (an
+	 * unsigned long, since 6.18 a struct around one): its address is the
+	 * folio's.  (A CO-RE access to it cannot match both types.) */
+	return folio_dirtied(mapping, folio->index, folio_npages(folio), (const void *)folio);
 }
 
 /* Before 5.17 the event was per page (writeback_dirty_page), and page-cache
@@ -219,7 +222,7 @@ SEC("tp_btf/writeback_dirty_page")
 int BPF_PROG(on_dirty_page, struct page *page, struct address_space *mapping)
 {
 	return folio_dirtied(mapping, BPF_CORE_READ((struct page___pre_folio *)page, index), 1,
-			     &page->flags);
+			     (const void *)page);
 }
 
 #endif /* AMPTRACE_DIRTY_BPF_H */

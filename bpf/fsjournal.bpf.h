@@ -13,20 +13,22 @@
 
 static __always_inline struct amp_txn_stats *txn_stats(struct amp_txn_key *key, __u32 fs)
 {
-	struct amp_txn_stats *ts = bpf_map_lookup_elem(&txns, key);
+	struct amp_txn_stats *ts = bpf_map_lookup_elem(&txns, key), *zero;
+	__u32 z = 0;
 
 	if (ts)
 		return ts;
-	/* From the zeroed txn_zero (maps.bpf.h), fs set in the element. */
-	if (bpf_map_update_elem(&txns, key, &txn_zero, BPF_NOEXIST)) {
-		ts = bpf_map_lookup_elem(&txns, key);
-		if (!ts)
-			STAT_INC(txns_full);
-		return ts;
+	zero = bpf_map_lookup_elem(&txn_zero, &z);
+	if (!zero)
+		return NULL;
+	if (bpf_map_update_elem(&txns, key, zero, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&txns, key)) {
+		STAT_INC(txns_full);
+		return NULL;
 	}
 	ts = bpf_map_lookup_elem(&txns, key);
 	if (ts)
-		ts->fs = fs;
+		ts->fs = fs;	/* whoever inserted: the same filesystem */
 	return ts;
 }
 

@@ -120,12 +120,45 @@ def check_synth_files(expected, summary, page_size):
 
 def test_counter(dev):
     """The device's written bytes as the test itself read /sys/block/DEV/stat
-    around the tracer's run (tests/lib.sh stop_tracer), or None."""
+    (tests/lib.sh start_tracer, stop_tracer): (outer, inner), read around the
+    tracer's run and inside its window, or None."""
     path = os.environ.get("AMP_TRACE_COUNTER")
     if not path or not os.path.exists(path):
         return None
-    name, nbytes = open(path).read().split()
-    return int(nbytes) if name == dev else None
+    name, outer, inner = open(path).read().split()
+    return (int(outer), int(inner)) if name == dev else None
+
+
+def check_test_counter(dev, total, what, slack=0.01):
+    """total (the classes' sum) against the test's own /sys/block/DEV/stat
+    readings: the tracer's window lies inside the outer pair and holds the
+    inner one, so inner <= total <= outer (within slack, as a fraction)."""
+    mine = test_counter(dev)
+    if mine is None:
+        fail(f"{what}: the test did not read /sys/block/{dev}/stat itself (start_tracer --dev)")
+    outer, inner = mine
+    if not inner * (1 - slack) <= total <= outer * (1 + slack):
+        fail(f"{what}: classes sum {total} outside the test's own /sys/block/{dev}/stat "
+             f"readings [{inner} inside, {outer} around the tracer's window]")
+    ok(f"{what}: classes sum {total}, within the test's own /sys/block readings "
+       f"[{inner} inside, {outer} around the run]")
+
+
+def check_charges(path, dev, what, slack=0.01):
+    """A trace's device DEV: its classes within the test's own /sys/block
+    readings, and what its entries carry = by cause + by window (nothing
+    counted twice).  Returns (the device's summary, the entries)."""
+    recs = [json.loads(line) for line in open(path)]
+    d = device(recs[-1], dev)
+    check_test_counter(dev, d["total"], f"{what}: {d['classes']}", slack)
+    entries = [r for r in recs if r["type"] == "entry"]
+    charged = sum(e["dev_bytes_total"] for e in entries)
+    if charged != d["by_cause"] + d["by_window"]:
+        fail(f"{what}: entries carry {charged} B, the device says by cause {d['by_cause']} "
+             f"+ by window {d['by_window']}")
+    ok(f"{what}: entries carry {charged} B = by cause {d['by_cause']} + by window "
+       f"{d['by_window']} (nothing counted twice)")
+    return d, entries
 
 
 def check_devsum(summary, dev, losses_ok=False):
@@ -139,12 +172,7 @@ def check_devsum(summary, dev, losses_ok=False):
         fail(f"classes sum {total} vs /sys/block/{dev}/stat {d['counter_bytes']}")
     ok(f"{dev}: classes {d['classes']} sum {total} = counter {d['counter_bytes']} "
        f"(diff {d['difference']})")
-    mine = test_counter(dev)
-    if mine is None:
-        fail(f"the test did not read /sys/block/{dev}/stat itself (start_tracer --dev)")
-    if not within(total, mine, 0.01):
-        fail(f"classes sum {total} vs the test's own /sys/block/{dev}/stat reading {mine}")
-    ok(f"{dev}: and = the test's own /sys/block reading around the run, {mine}")
+    check_test_counter(dev, total, dev)
     lost = {k: v for k, v in summary["losses"].items() if v}
     if lost and not losses_ok:
         fail(f"losses reported: {lost}")

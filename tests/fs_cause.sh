@@ -22,7 +22,7 @@ check() {   # WHAT
     python3 - "$fs" "$1" "$TRACE_OUT" "$LOOPNAME" <<'PY'
 import json, os, sys
 sys.path.insert(0, os.environ["AMP_ROOT"] + "/tests")
-from checks import test_counter
+from checks import check_charges
 fs, what, path, dev = sys.argv[1:5]
 # By cause, measured on 6.18 (ext4: 85, 95, 99.1-99.6, 97.4-99.4 %; xfs: 98.3-98.9, 99.8,
 # 98.3-98.4, 99.4 %), less a few points for run-to-run spread.
@@ -30,18 +30,9 @@ floor = {("ext4", "synth"): 0.78, ("ext4", "journald"): 0.90,
          ("ext4", "rollback"): 0.95, ("ext4", "wal"): 0.95,
          ("xfs", "synth"): 0.95, ("xfs", "journald"): 0.90,
          ("xfs", "rollback"): 0.95, ("xfs", "wal"): 0.95}
-recs = [json.loads(l) for l in open(path)]
-d = [d for d in recs[-1]["devices"] if d["name"] == dev][0]
 tag = f"{fs}/{what}"
-total, mine = d["total"], test_counter(dev)
-assert mine is not None and total == mine, \
-    f"{tag}: classes {d['classes']} sum {total} vs this test's own /sys/block reading {mine}"
-print(f"ok: {tag}: classes {d['classes']} sum {total} = this test's /sys/block reading")
-entries = [r for r in recs if r["type"] == "entry"]
-charged = sum(e["dev_bytes_total"] for e in entries)
-assert charged == d["by_cause"] + d["by_window"], \
-    f"{tag}: entries carry {charged} B, device says by cause {d['by_cause']} + by window {d['by_window']}"
-print(f"ok: {tag}: entries carry {charged} B = by cause + by window (nothing counted twice)")
+d, entries = check_charges(path, dev, tag, slack=0)
+total = d["total"]
 cf = d["cause_fraction"]
 print(f"{tag}: cause_fraction {cf:.4f} ({d['by_cause']} of {total} B; by window {d['by_window']})")
 assert cf >= floor[fs, what], f"{tag}: {cf:.1%} by cause, below the measured floor {floor[fs, what]:.0%}"

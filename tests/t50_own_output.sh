@@ -23,18 +23,21 @@ rc=0; wait "$tracer" || rc=$?
 tail -n 1 "$out" | grep -q '"type":"summary"' || fail "no summary after SIGTERM"
 ok "SIGTERM: exit 0 with a summary"
 
-python3 - "$out" "$(stat -c %i "$out")" "$tracer" <<'PY'
+# The report file is (dev, inode): another disk's file may have the same
+# inode number (any writer on the host is traced, e.g. a benchmark's log).
+python3 - "$out" "$(stat -c %i "$out")" "$tracer" "$(stat -c '%Hd:%Ld' "$out")" <<'PY'
 import json, sys
-path, ino, tracer = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+path, ino, tracer, dev = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+own = lambda f: f.get("ino") == ino and f.get("dev") == dev
 recs = [json.loads(l) for l in open(path)]
 entries = [r for r in recs if r["type"] == "entry"]
 summary = recs[-1]
 bad = [e["id"] for e in entries if e["pid"] == tracer
-       or e.get("file", {}).get("ino") == ino
-       or any(s["ino"] == ino for s in e["scatter"])]
+       or own(e.get("file", {}))
+       or any(own(s) for s in e["scatter"])]
 assert entries, "no entries at all: the synthetic writer was not traced"
 assert not bad, f"entries charged with amptrace's own output: {bad}"
-assert not [f for f in summary["files"] if f["ino"] == ino], "own output in per-file summary"
+assert not [f for f in summary["files"] if own(f)], "own output in per-file summary"
 assert not [p for p in summary["processes"] if p["pid"] == tracer], "amptrace in per-process summary"
-print(f"ok: {len(entries)} entries, none from amptrace or on its report file (ino {ino})")
+print(f"ok: {len(entries)} entries, none from amptrace or on its report file (dev {dev}, ino {ino})")
 PY

@@ -51,11 +51,16 @@ def get():
         return None
 
 
+def set_state(state):
+    """Set audit to STATE (0 off, 1 on); returns the state after."""
+    with _open() as sock:
+        _request(sock, AUDIT_SET, STATUS.pack(AUDIT_STATUS_ENABLED, state, 0, 0, 0, 0, 0, 0)
+                 + bytes(32))
+        return _status(sock)
+
+
 def put_back(state):
     """Set audit to STATE again if it changed (a locked state cannot)."""
     if state is None or get() in (state, None):
         return
-    with _open() as sock:
-        _request(sock, AUDIT_SET, STATUS.pack(AUDIT_STATUS_ENABLED, state, 0, 0, 0, 0, 0, 0)
-                 + bytes(32))
-        _status(sock)
+    set_state(state)

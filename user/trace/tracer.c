@@ -70,6 +70,7 @@ struct tracer {
 	struct ledger *ledger;		/* -> complete bills -> sinks */
 	struct summarizer *summarizer;	/* the run's totals, from a baseline */
 	struct startup *startup;	/* amptrace's own start-up cost, where audit is on */
+	bool btrfs_off;			/* btrfs programs failed to load: window only */
 	/* Where finished entries go: whichever the command and options ask
 	 * for, in this order (the report resolves the paths the record keeps;
 	 * top, last, gives the terminal back first). */
@@ -154,7 +155,7 @@ static int configure_btrfs(struct tracer *t)
 		"btrfs_cow_block", "btrfs_space_reservation", "btrfs_transaction_commit",
 	};
 	struct amptrace *skel = t->skel;
-	bool on = fstype_on_disk("btrfs", t->opts->dev);
+	bool on = !t->btrfs_off && fstype_on_disk("btrfs", t->opts->dev);
 
 	for (size_t i = 0; on && i < sizeof(tps) / sizeof(tps[0]); i++)
 		if (!kernel_has_tracepoint(tps[i])) {
@@ -579,6 +580,17 @@ static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, i
 	bpf_program__set_autoattach(t->skel->progs.on_syscall_enter, false);
 	bpf_program__set_autoattach(t->skel->progs.on_syscall_exit, false);
 	err = amptrace__load(t->skel);
+	if (err && t->skel->rodata->btrfs_cause && !t->btrfs_off) {
+		/* A kernel whose btrfs the programs do not fit (their types and
+		 * tracepoints differ by release): trace all the same, btrfs
+		 * metadata by window, as before they existed. */
+		fprintf(stderr, "amptrace: btrfs programs do not load on this kernel (%s): btrfs "
+			"metadata charged by window (-v: the verifier log)\n", strerror(-err));
+		amptrace__destroy(t->skel);
+		t->skel = NULL;
+		t->btrfs_off = true;
+		return load_and_attach(t, sys, nr_sys);
+	}
 	if (err) {
 		amp_err("cannot load BPF programs (%s); rerun with -v for the verifier log",
 			strerror(-err));
