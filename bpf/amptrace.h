@@ -320,6 +320,11 @@ struct amp_stats {
 				 * new owner lost (see bpf/folios.bpf.h) */
 	__u64 pages_overflow;	/* not a loss: folios owned through the overflow
 				 * hash, their table window being full */
+	__u64 prog_runs_missed;	/* never written here: the loader adds the kernel's
+				 * count (bpf_prog_info.recursion_misses) of runs it
+				 * skipped because one of our programs was already
+				 * running on that CPU, e.g. a block completion in
+				 * an interrupt over a dirty-folio program */
 };
 
 #endif /* AMPTRACE_H */

@@ -58,7 +58,7 @@ static const char *const class_names[AMP_NR_CLASSES] = {
 static const char *const loss_names[] = {
 	NULL, "ringbuf_drops", "entries_full", "tasks_full", "commits_full", "pages_full",
 	"files_full", "devs_full", "pages_untracked", "pages_cancelled", "jbd2_bios_full",
-	"txns_full", "entry_txns_dropped", "page_races", NULL,
+	"txns_full", "entry_txns_dropped", "page_races", NULL, "prog_runs_missed",
 };
 _Static_assert(sizeof(loss_names) / sizeof(loss_names[0]) ==
 	       sizeof(struct amp_stats) / sizeof(__u64), "a loss counter without a name");

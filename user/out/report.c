@@ -436,6 +436,9 @@ static void summary_json(struct report *r, const struct summary *s)
 	 * when not zero, so that a summary without them reads as before. */
 	if (s->losses.page_races)
 		json_object_object_add(l, "page_races", json_object_new_uint64(s->losses.page_races));
+	if (s->losses.prog_runs_missed)
+		json_object_object_add(l, "prog_runs_missed",
+				       json_object_new_uint64(s->losses.prog_runs_missed));
 	json_object_object_add(o, "losses", l);
 	/* Fallbacks that lose nothing, shown so that none goes unseen. */
 	if (s->losses.pages_overflow) {
@@ -563,6 +566,11 @@ static void summary_text(struct report *r, const struct summary *s)
 	if (s->losses.page_races) {
 		fprintf(out, " folio owner races lost %llu;",
 			(unsigned long long)s->losses.page_races);
+		any = true;
+	}
+	if (s->losses.prog_runs_missed) {
+		fprintf(out, " program runs the kernel skipped (recursion) %llu;",
+			(unsigned long long)s->losses.prog_runs_missed);
 		any = true;
 	}
 	if (s->entries_timed_out) {

@@ -24,6 +24,7 @@ struct baseline {
 
 struct summarizer {
 	int devs_fd, files_fd, stats_fd;
+	const struct bpf_object *obj;	/* its programs' recursion misses */
 	const char *only_dev;
 	struct baseline *base;
 	size_t nr_base, cap_base;
@@ -168,6 +169,32 @@ static void summarize_files(struct summarizer *z, struct summary *s)
 	}
 }
 
+void summarizer_use_progs(struct summarizer *z, const struct bpf_object *obj)
+{
+	z->obj = obj;
+}
+
+/* Runs the kernel skipped, over the loaded programs: each one a hook that
+ * saw nothing (its bytes then fall to a class by window or to other).
+ * Kernels before 5.12 do not count them: 0. */
+static __u64 prog_runs_missed(const struct summarizer *z)
+{
+	struct bpf_program *p;
+	__u64 missed = 0;
+
+	if (!z->obj)
+		return 0;
+	bpf_object__for_each_program(p, z->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(p);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			missed += info.recursion_misses;
+	}
+	return missed;
+}
+
 /* The per-CPU loss counters, summed. */
 static void sum_losses(struct summarizer *z, struct amp_stats *out)
 {
@@ -187,6 +214,7 @@ static void sum_losses(struct summarizer *z, struct amp_stats *out)
 			dst[i] += src[i];
 	}
 out:
+	out->prog_runs_missed = prog_runs_missed(z);
 	free(per);
 }
 

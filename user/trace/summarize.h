@@ -18,6 +18,8 @@ struct summarizer *summarizer_new(int devs_fd, int files_fd, int stats_fd, const
 void summarize_devs(struct summarizer *z, struct summary *s);
 /* The rest: the ledger's shares per disk, the losses, and (files) the
  * per-file totals, a walk of the files map. */
+/* Count the runs the kernel skipped of obj's programs as a loss. */
+void summarizer_use_progs(struct summarizer *z, const struct bpf_object *obj);
 void summarize_rest(struct summarizer *z, struct summary *s, struct ledger *l, bool files);
 void summarizer_free(struct summarizer *z);
 

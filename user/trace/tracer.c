@@ -711,6 +711,7 @@ int trace_run(const struct trace_opts *o)
 				      bpf_map__fd(t.skel->maps.stats), o->dev);
 	if (!t.summarizer)
 		goto cleanup;
+	summarizer_use_progs(t.summarizer, t.skel->obj);
 	paths_use_maps(bpf_map__fd(t.skel->maps.files), bpf_map__fd(t.skel->maps.file_paths));
 	own_startup(&t);
 
