@@ -335,13 +335,23 @@ SEC("tp_btf/btrfs_transaction_commit")
 int BPF_PROG(on_btrfs_transaction_commit, void *fs_info)
 {
 	struct btrfs_fs_info___amp *fi = fs_info;
+	struct amp_txn_rec rec = { .type = AMP_REC_TXN, .committed = 1 };
 	struct amp_txn_key key;
+	struct amp_txn_stats *ts;
 
 	if (!fi)
 		return 0;
 	key.dev = BPF_CORE_READ(fi, sb, s_dev);
 	key.tid = BPF_CORE_READ(fi, generation);
-	txn_record_send(&key);
+	ts = bpf_map_lookup_elem(&txns, &key);
+	if (!ts)
+		return 0;
+	rec.dev = key.dev;
+	rec.tid = key.tid;
+	rec.st = *ts;
+	bpf_map_delete_elem(&txns, &key);
+	if (bpf_ringbuf_output(&events, &rec, sizeof(rec), ringbuf_wakeup_flag(sizeof(rec))))
+		STAT_INC(ringbuf_drops);
 	return 0;
 }
 

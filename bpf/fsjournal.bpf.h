@@ -32,32 +32,6 @@ static __always_inline struct amp_txn_stats *txn_stats(struct amp_txn_key *key, 
 	return ts;
 }
 
-/* Transaction key has ended (jbd2's commit, btrfs's, an xfs checkpoint's
- * commit record written): its record to user space, and it is forgotten.
- * Reserved in the ring buffer, not built on the stack: the record is 264
- * bytes, and xfs sends it a call deep in the block walk, whose frames
- * together may not pass 512 bytes. */
-static __always_inline void txn_record_send(struct amp_txn_key *key)
-{
-	struct amp_txn_stats *ts = bpf_map_lookup_elem(&txns, key);
-	struct amp_txn_rec *rec;
-
-	if (!ts)
-		return;
-	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
-	if (rec) {
-		rec->type = AMP_REC_TXN;
-		rec->dev = key->dev;
-		rec->tid = key->tid;
-		rec->committed = 1;
-		rec->st = *ts;
-		bpf_ringbuf_submit(rec, ringbuf_wakeup_flag(sizeof(*rec)));
-	} else {
-		STAT_INC(ringbuf_drops);
-	}
-	bpf_map_delete_elem(&txns, key);
-}
-
 /* Device bytes that belong to a transaction: its journal blocks, or
  * metadata it writes in place (meta).  The path every filesystem's
  * transaction-owned bytes take, at write-out; disk: the key of ds. */
@@ -305,12 +279,22 @@ SEC("tp_btf/jbd2_end_commit")
 int BPF_PROG(on_jbd2_end_commit, journal_t *journal, transaction_t *t)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct amp_txn_rec rec = { .type = AMP_REC_TXN, .committed = 1 };
 	struct amp_txn_key key;
+	struct amp_txn_stats *ts;
 
 	bpf_map_delete_elem(&jbd2_committing, &tid);
 	if (!txn_key_of(journal, t, &key))
 		return 0;
-	txn_record_send(&key);
+	ts = bpf_map_lookup_elem(&txns, &key);
+	if (!ts)
+		return 0;
+	rec.dev = key.dev;
+	rec.tid = key.tid;
+	rec.st = *ts;
+	bpf_map_delete_elem(&txns, &key);
+	if (bpf_ringbuf_output(&events, &rec, sizeof(rec), ringbuf_wakeup_flag(sizeof(rec))))
+		STAT_INC(ringbuf_drops);
 	return 0;
 }
 

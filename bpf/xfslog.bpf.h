@@ -135,6 +135,30 @@ static __always_inline void xfs_log_bio_queued(struct bio *bio, __u32 dev)
 		bpf_map_update_elem(&xfs_fua_bios, &bkey, &fb.txn, BPF_ANY);
 }
 
+/* The checkpoint's commit record written: its record to user space. */
+static __always_inline void xfs_txn_done(struct amp_txn_key *key)
+{
+	struct amp_txn_stats *ts = bpf_map_lookup_elem(&txns, key);
+	struct amp_txn_rec *rec;
+
+	if (!ts)
+		return;
+	/* Reserved, not built on the stack: this runs a call deep in the
+	 * request's program, whose frames together may not pass 512 bytes. */
+	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (rec) {
+		rec->type = AMP_REC_TXN;
+		rec->committed = 1;
+		rec->dev = key->dev;
+		rec->tid = key->tid;
+		rec->st = *ts;
+		bpf_ringbuf_submit(rec, ringbuf_wakeup_flag(sizeof(*rec)));
+	} else {
+		STAT_INC(ringbuf_drops);
+	}
+	bpf_map_delete_elem(&txns, key);
+}
+
 /* The request walked (its bytes now in the checkpoint's journal_bytes):
  * if it carried a commit record, send that checkpoint.  A global function
  * after the walk: nothing of xfs in the walk's own state, whose verifying
@@ -152,7 +176,7 @@ __noinline int xfs_walk_end(__u64 first_bio)
 		if (p) {
 			key = *p;
 			bpf_map_delete_elem(&xfs_fua_bios, &bkey);
-			txn_record_send(&key);
+			xfs_txn_done(&key);
 		}
 		bio = BPF_CORE_READ(bio, bi_next);
 	}
