@@ -189,6 +189,10 @@ struct amp_txn_stats {
 	__u32 disk;		/* disk its bytes went to (key of devs), 0 if none yet */
 	__u64 handles_file;	/* by kernel threads for a traced file: sum of files[] */
 	struct amp_txn_file files[AMP_TXN_FILES];
+	/* btrfs: meta_bytes by tree (enum amp_btrfs_tree; 16 for the
+	 * kernel's index mask), summing to meta_bytes; 0 elsewhere.  The
+	 * ledger splits it as it splits meta_bytes. */
+	__u64 tree_bytes[16];
 };
 
 /* Sent once the commit has ended: its journal bytes are final. */
@@ -198,6 +202,14 @@ struct amp_txn_rec {
 	__u32 tid;
 	__u32 committed;	/* 0: drained at exit, commit still running */
 	struct amp_txn_stats st;
+};
+
+/* btrfs metadata an entry wrote for itself (its fsync's log-tree blocks
+ * and log-sync superblocks): map btrfs_entry_own, entry id -> this, read
+ * and deleted by user space when the entry comes. */
+struct amp_btrfs_own {
+	__u64 log;
+	__u64 super;
 };
 
 /* Metadata a transaction wrote in place after its record went (ext4's

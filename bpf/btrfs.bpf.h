@@ -136,6 +136,17 @@ struct {
 	__type(value, struct btrfs_block);
 } btrfs_blocks SEC(".maps");
 
+/* Entry id -> its own btrfs metadata by tree (log blocks, log-sync
+ * superblocks), for the entry's per-tree split; made at its first such
+ * charge, read and deleted by user space (ledger.c) when the entry comes.
+ * Only fsyncing entries have one. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct amp_btrfs_own);
+} btrfs_entry_own SEC(".maps");
+
 /* Per btrfs filesystem (s_dev): its disk, and its latest transaction. */
 struct btrfs_fs {
 	__u32 disk;
@@ -387,10 +398,28 @@ static __always_inline bool btrfs_super_bio(struct bio *bio, struct amp_fs_bio *
 	return true;
 }
 
-/* Metadata bytes that are an entry's own (slot, id) or an untraced
- * process's: false if the entry is gone (its bytes go to the transaction). */
+/* An entry's own bytes of tree (LOG or SUPER), for its per-tree split. */
+static __always_inline void btrfs_own_add(__u64 entry_id, __u32 tree, __u32 bytes)
+{
+	struct amp_btrfs_own *o = bpf_map_lookup_elem(&btrfs_entry_own, &entry_id);
+
+	if (!o) {
+		bpf_map_update_elem(&btrfs_entry_own, &entry_id, &btrfs_own_zero, BPF_NOEXIST);
+		o = bpf_map_lookup_elem(&btrfs_entry_own, &entry_id);
+		if (!o)
+			return;	/* full: its bytes stay unsplit (the ledger's "unknown") */
+	}
+	if (tree == AMP_BTRFS_T_SUPER)
+		__sync_fetch_and_add(&o->super, bytes);
+	else
+		__sync_fetch_and_add(&o->log, bytes);
+}
+
+/* Metadata bytes of tree that are an entry's own (slot, id) or an
+ * untraced process's: false if the entry is gone (its bytes go to the
+ * transaction). */
 static __always_inline bool btrfs_charge_own(struct amp_dev_stats *ds, __u64 entry_id,
-					     __u32 slot, bool untraced, __u32 bytes)
+					     __u32 slot, bool untraced, __u32 tree, __u32 bytes)
 {
 	struct amp_settle *s;
 
@@ -406,6 +435,7 @@ static __always_inline bool btrfs_charge_own(struct amp_dev_stats *ds, __u64 ent
 	__sync_fetch_and_add(&ds->charged_bytes, bytes);
 	__sync_fetch_and_add(&ds->meta_owned, bytes);
 	__sync_fetch_and_add(&s->dev_bytes[AMP_CLASS_METADATA], bytes);
+	btrfs_own_add(entry_id, tree, bytes);
 	return true;
 }
 
@@ -423,6 +453,7 @@ static __always_inline bool btrfs_btree_written(struct amp_dev_stats *ds, __u32 
 	struct amp_txn_key txn;
 	struct btrfs_block *b;
 	struct btrfs_fs *f;
+	__u32 tree;
 
 	if (!btrfs_btree_host(ino, sb))
 		return false;
@@ -431,11 +462,12 @@ static __always_inline bool btrfs_btree_written(struct amp_dev_stats *ds, __u32 
 	eb = BPF_CORE_READ(folio, private);
 	key.bytenr = eb ? BPF_CORE_READ(eb, start) : 0;
 	b = eb ? bpf_map_lookup_elem(&btrfs_blocks, &key) : NULL;
-	__sync_fetch_and_add(&ds->btrfs_tree[(b ? b->tree : AMP_BTRFS_T_UNKNOWN) & 15], bytes);
+	tree = b ? b->tree : AMP_BTRFS_T_UNKNOWN;
+	__sync_fetch_and_add(&ds->btrfs_tree[tree & 15], bytes);
 	if (b) {
 		if (b->pay != BTRFS_PAY_TXN &&
 		    btrfs_charge_own(ds, b->entry_id, b->settle_slot,
-				     b->pay == BTRFS_PAY_UNTRACED, bytes))
+				     b->pay == BTRFS_PAY_UNTRACED, tree, bytes))
 			return true;
 		txn.tid = b->transid;
 	} else {
@@ -447,7 +479,7 @@ static __always_inline bool btrfs_btree_written(struct amp_dev_stats *ds, __u32 
 		txn.tid = f->latest;
 	}
 	txn.dev = key.sb_dev;
-	charge_txn_bytes(ds, disk, &txn, AMP_FS_BTRFS, true, bytes);
+	charge_txn_bytes(ds, disk, &txn, AMP_FS_BTRFS, true, tree, bytes);
 	return true;
 }
 
@@ -473,6 +505,7 @@ __noinline int fs_bio_bytes(__u32 disk, struct amp_fs_bio *fb, __u32 bytes)
 {
 	struct amp_dev_stats *ds = bpf_map_lookup_elem(&devs, &disk);
 	struct amp_txn_key txn;
+	__u32 tree;
 
 	if (!ds || !fb)
 		return 0;
@@ -482,12 +515,15 @@ __noinline int fs_bio_bytes(__u32 disk, struct amp_fs_bio *fb, __u32 bytes)
 		txn_late_bytes(disk, fb->txn.dev, fb->txn.tid, bytes);
 		return 0;
 	}
-	if (fb->fs == AMP_FS_BTRFS && fb->meta)
+	/* btrfs's only metadata bios here are superblocks. */
+	tree = fb->fs == AMP_FS_BTRFS && fb->meta ? AMP_BTRFS_T_SUPER : AMP_BTRFS_TREES;
+	if (tree == AMP_BTRFS_T_SUPER)
 		__sync_fetch_and_add(&ds->btrfs_tree[AMP_BTRFS_T_SUPER], bytes);
-	if (fb->meta && btrfs_charge_own(ds, fb->entry_id, fb->settle_slot, fb->untraced, bytes))
+	if (fb->meta && btrfs_charge_own(ds, fb->entry_id, fb->settle_slot, fb->untraced,
+					 tree, bytes))
 		return 0;
 	txn = fb->txn;
-	charge_txn_bytes(ds, disk, &txn, fb->fs, fb->meta, bytes);
+	charge_txn_bytes(ds, disk, &txn, fb->fs, fb->meta, tree, bytes);
 	return 0;
 }
 

@@ -37,7 +37,7 @@ static __always_inline struct amp_txn_stats *txn_stats(struct amp_txn_key *key, 
  * transaction-owned bytes take, at write-out; disk: the key of ds. */
 static __always_inline void charge_txn_bytes(struct amp_dev_stats *ds, __u32 disk,
 					     struct amp_txn_key *key, __u32 fs, bool meta,
-					     __u32 bytes)
+					     __u32 tree, __u32 bytes)
 {
 	struct amp_txn_stats *ts = txn_stats(key, fs);
 
@@ -45,6 +45,10 @@ static __always_inline void charge_txn_bytes(struct amp_dev_stats *ds, __u32 dis
 		return;
 	ts->disk = disk;
 	if (meta) {
+		/* tree: a btrfs block's (enum amp_btrfs_tree), else
+		 * AMP_BTRFS_TREES. */
+		if (tree < AMP_BTRFS_TREES)
+			__sync_fetch_and_add(&ts->tree_bytes[tree & 15], bytes);
 		__sync_fetch_and_add(&ts->meta_bytes, bytes);
 		__sync_fetch_and_add(&ds->meta_txn, bytes);
 	} else {

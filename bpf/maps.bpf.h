@@ -299,14 +299,16 @@ struct {
 	__type(value, struct amp_txn_stats);
 } txns SEC(".maps");
 
-/* A zeroed amp_txn_stats to insert from (never written): 120 bytes off
- * the stack of the block walk's frames, which share 512 bytes. */
+/* A zeroed amp_txn_stats to insert from (never written): its 248 bytes
+ * off the stack of the block walk's frames, which share 512 bytes. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct amp_txn_stats);
 } txn_zero SEC(".maps");
+/* The same for btrfs_entry_own's values (btrfs.bpf.h), in .bss. */
+struct amp_btrfs_own btrfs_own_zero = {};
 
 /* jbd2 thread (tid) -> the transaction it is committing. */
 struct {

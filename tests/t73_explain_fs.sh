@@ -7,7 +7,9 @@
 #    and in the summary;
 #  - every journal page the traced entries dirtied lands on explain's field
 #    and structure rows (they sum to those pages), none in "(other files)"
-#    or "(unexplained)", and the field rows carry device bytes.
+#    or "(unexplained)", and the field rows carry device bytes;
+#  - on btrfs, the entries' btrfs_trees sum to their metadata, and explain
+#    shows it on "(btrfs ... tree)" rows, none on "(fs metadata)".
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -103,4 +105,20 @@ if summ["journal_entries"] < 4:
 ok(f"{jpages} journal pages on field and structure rows ({on_rows:.2f}), none in other files; "
    f"fields with device bytes: {', '.join(sorted(paid))}; "
    f"{summ['journal_entries']} journal entries matched")
+if fs.startswith("btrfs"):
+    # btrfs metadata by tree: the entries' btrfs_trees are all their
+    # metadata (only btrfs is traced), and explain shows them as
+    # (btrfs ... tree) rows, leaving nothing in (fs metadata).
+    trees = sum(sum(e.get("btrfs_trees", {}).values()) for e in entries)
+    meta = sum(e["dev_bytes"]["metadata"] for e in entries)
+    if trees != meta or not trees:
+        fail(f"entries' btrfs_trees sum to {trees}, their metadata is {meta}")
+    brows = {n: r["dev_bytes"] for n, r in rows.items() if n.startswith("(btrfs ")}
+    on_trees = sum(brows.values())
+    if not on_trees or on_trees > trees + 1:
+        fail(f"btrfs rows {brows} hold {on_trees:.0f} B, the entries' trees {trees}")
+    fsm = rows.get("(fs metadata)", {}).get("dev_bytes", 0)
+    if fsm > 0.5:
+        fail(f"(fs metadata) holds {fsm} B on btrfs, beside the tree rows {brows}")
+    ok(f"entries' btrfs trees = their metadata ({meta} B); explain rows {brows}")
 EOF

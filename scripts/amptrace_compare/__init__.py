@@ -13,6 +13,7 @@ Modules, ground floor first (each imports only modules above it):
   tree       the untar / rm -rf pair on a filesystem alone
   workloads  how many lines (or files), and when
   catalog    the -t names, expanded into targets
+  btrfs_trees the btrfs sub-table: metadata by tree per line
   tracer     one traced window and its summary, read into a result row
   table      the text table and the live screen
   verdict    the verdict paragraphs, computed from the rows

@@ -13,7 +13,7 @@ from .devices import FILESYSTEMS, FS_MIN_MB, check_scratch
 from .driver import Compare
 from .page import render_html
 from .paths import AMPTRACE
-from .table import Screen, fit, header_text, row_text
+from .table import Screen, fit, header_text, row_text, trees_text
 from .targets import TARGETS, text_line
 from .util import CLEANUP, PROG, Interrupted, Refused, RunFailed, UsageError, install_signals, log, \
     rm_tree
@@ -164,6 +164,8 @@ def main(argv):
             print(header_text())
             for r in doc.get("results", []):
                 print(row_text(r))
+            for line in trees_text(doc.get("results", [])):
+                print(line)
         write_outputs(cfg, doc, table_out)
         return 0
 

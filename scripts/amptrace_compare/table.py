@@ -5,6 +5,7 @@ import os
 import shutil
 import time
 
+from .btrfs_trees import trees_text
 from .util import fmt_bytes, fmt_int, fmt_pct, fmt_small
 
 
@@ -115,3 +116,6 @@ class Screen:
             ls = self.lines()[:-1]
             self.out.write("\n".join(ls) + "\n")
             self.out.flush()
+        sub = trees_text(self.rows)
+        if sub:
+            print("\n".join(sub), file=self.out, flush=True)

@@ -17,6 +17,7 @@ import subprocess
 import time
 
 from .devices import devstat
+from .btrfs_trees import trees_of
 from .paths import AMPTRACE
 from .util import CLEANUP, RunFailed, log, sleep, spawn, stop_process, wait_for
 
@@ -167,4 +168,7 @@ def result_from_summary(summary, devname, lines, logical, base=None, ios=None):
         "own_bytes": own_bytes,
         "losses": losses,
         "device_seen": bool(dev),
+        # btrfs metadata by tree, as the tracer counted it (start-up
+        # included: it is not in the metrics the baseline reads).
+        "btrfs_trees": trees_of(dev),
     }

@@ -14,6 +14,7 @@
 #include <time.h>
 #include "util.h"
 #include "explain/explain_entries.h"
+#include "out/bill.h"
 #include "out/record.h"
 #include "sys/devstat.h"
 #include "sys/presets.h"
@@ -236,6 +237,10 @@ static int parse_entry(json_object *o, struct amp_entry *e, struct entry_costs *
 		e->runs_dropped = v;
 	get_u64(db, "journal", &c->journal);	/* absent in older traces */
 	get_u64(db, "window", &c->window);
+	/* btrfs entries only (part of metadata above). */
+	if (json_object_object_get_ex(o, "btrfs_trees", &x))
+		for (int k = 0; k < AMP_BTRFS_TREES; k++)
+			get_u64(x, btrfs_tree_names[k], &c->btrfs_tree[k]);
 	/* Settled is every dirtied folio written; a trace has both counts
 	 * (older ones only "settled"). */
 	settled = json_object_object_get_ex(o, "settled", &x) && json_object_get_boolean(x);

@@ -40,12 +40,18 @@ enum {
 	OWN_HEADER, OWN_ENTRY, OWN_GLOBAL, OWN_TAG,
 	OWN_UNEXPLAINED, OWN_METADATA, OWN_FS_JOURNAL, OWN_WINDOW, OWN_UNLISTED,
 	OWN_OTHER_FILE,
-	OWN_FIXED,
+	OWN_BTRFS,	/* AMP_BTRFS_TREES rows, in enum amp_btrfs_tree order */
+	OWN_FIXED = OWN_BTRFS + AMP_BTRFS_TREES,
 };
 static const char *const fixed_owner[OWN_FIXED] = {
 	"(header)", "(entry object)", "(global entry array)", "(tag)",
 	"(unexplained)", "(fs metadata)", "(fs journal)", "(write-out window)",
 	"(not in scatter list)", "(other files)",
+	/* btrfs metadata by tree: what the fs metadata of a btrfs entry is. */
+	"(btrfs fs tree)", "(btrfs extent tree)", "(btrfs csum tree)",
+	"(btrfs free-space tree)", "(btrfs root tree)", "(btrfs log tree)",
+	"(btrfs chunk tree)", "(btrfs dev tree)", "(btrfs block-group tree)",
+	"(btrfs other trees)", "(btrfs superblock)", "(btrfs tree, before start)",
 };
 
 struct agg {
@@ -727,16 +733,20 @@ static int explain_one(struct explain_ctx *x, const struct xentry *t, const stru
 			r = explain_page(x, t->file[i], run->index + p, dev, pages);
 	}
 	if (!r) {
+		__u64 btrfs = btrfs_trees_sum(t->c.btrfs_tree, AMP_BTRFS_TREES), meta;
 		bool any_meta = false;
 
 		for (__u32 k = 0; k < t->e.nr_runs; k++)
 			any_meta |= xrun_meta(&t->e.runs[k]);
-		if (!any_meta && t->e.dev_bytes[AMP_CLASS_METADATA])
-			charge(x, OWN_METADATA, 0, t->e.dev_bytes[AMP_CLASS_METADATA], false);
+		/* On btrfs, the metadata by tree; (fs metadata) keeps the rest. */
+		for (int k = 0; k < AMP_BTRFS_TREES; k++)
+			if (t->c.btrfs_tree[k])
+				charge(x, OWN_BTRFS + k, 0, t->c.btrfs_tree[k], false);
 		/* A transaction's metadata share (from a record; a JSON trace has
 		 * it in its metadata already). */
-		if (t->c.meta)
-			charge(x, OWN_METADATA, 0, t->c.meta, false);
+		meta = (any_meta ? 0 : t->e.dev_bytes[AMP_CLASS_METADATA]) + t->c.meta;
+		if (meta > btrfs)
+			charge(x, OWN_METADATA, 0, meta - btrfs, false);
 		if (t->c.journal)
 			charge(x, OWN_FS_JOURNAL, 0, t->c.journal, false);
 		if (t->c.window)

@@ -82,6 +82,7 @@ struct ledger {
 	ledger_emit_fn emit;
 	void *emit_ctx;
 	int devs_fd;
+	int btrfs_own_fd;	/* -1: no btrfs traced */
 	struct held *held, **held_tail;
 	size_t nr_ready;	/* held entries whose bill is complete */
 	struct known_txn *txns;
@@ -101,8 +102,29 @@ struct ledger *ledger_new(ledger_emit_fn emit, void *ctx, int devs_fd)
 	l->emit = emit;
 	l->emit_ctx = ctx;
 	l->devs_fd = devs_fd;
+	l->btrfs_own_fd = -1;
 	l->held_tail = &l->held;
 	return l;
+}
+
+void ledger_btrfs_own(struct ledger *l, int fd)
+{
+	l->btrfs_own_fd = fd;
+}
+
+/* The btrfs metadata an entry wrote for itself, by tree (the kernel's
+ * record, taken out of its map).  Only an entry with metadata of its own
+ * can have one: one lookup per such entry, none per appended line. */
+static void take_btrfs_own(struct ledger *l, struct held *h)
+{
+	struct amp_btrfs_own o;
+
+	if (l->btrfs_own_fd < 0 || !h->e.dev_bytes[AMP_CLASS_METADATA] ||
+	    bpf_map_lookup_elem(l->btrfs_own_fd, &h->e.id, &o))
+		return;
+	bpf_map_delete_elem(l->btrfs_own_fd, &h->e.id);
+	h->c.btrfs_tree[AMP_BTRFS_T_LOG] += o.log;
+	h->c.btrfs_tree[AMP_BTRFS_T_SUPER] += o.super;
 }
 
 static struct ledger_disk *disk_totals(struct ledger *l, __u32 disk)
@@ -235,6 +257,28 @@ static __u32 txn_disk(const struct known_txn *t)
 	return t->st.disk ? t->st.disk : t->key.dev;
 }
 
+/* meta bytes of btrfs transaction t on h's bill, by tree in t's own
+ * proportion; the rounding's rest to t's largest tree, so that the trees
+ * sum to meta exactly. */
+static void split_trees(struct held *h, const struct known_txn *t, __u64 meta)
+{
+	__u64 all = 0, given = 0;
+	int big = AMP_BTRFS_T_UNKNOWN;
+
+	for (int k = 0; k < AMP_BTRFS_TREES; k++) {
+		all += t->st.tree_bytes[k];
+		if (t->st.tree_bytes[k] > t->st.tree_bytes[big])
+			big = k;
+	}
+	for (int k = 0; all && k < AMP_BTRFS_TREES; k++) {
+		__u64 part = (unsigned __int128)meta * t->st.tree_bytes[k] / all;
+
+		h->c.btrfs_tree[k] += part;
+		given += part;
+	}
+	h->c.btrfs_tree[big] += meta - given;
+}
+
 /* share bytes of t on h's bill: journal and metadata in the transaction's
  * own proportion, or (late) all metadata it wrote in place later. */
 static void credit_share(struct ledger *l, struct held *h, struct known_txn *t, __u64 share,
@@ -245,6 +289,8 @@ static void credit_share(struct ledger *l, struct held *h, struct known_txn *t, 
 
 	h->c.journal += share - meta;
 	h->c.meta += meta;
+	if (meta && t->st.fs == AMP_FS_BTRFS)
+		split_trees(h, t, meta);
 	if (d)
 		d->journal_by_cause += share;
 }
@@ -293,6 +339,7 @@ void ledger_entry(struct ledger *l, const struct amp_entry *e)
 	if (!h)
 		return;
 	memcpy(&h->e, e, entry_len(e));
+	take_btrfs_own(l, h);
 	for (__u32 i = 0; i < e->nr_txns && i < AMP_ENTRY_TXNS; i++) {
 		struct known_txn *t = txn_find(l, e->txns[i].dev, e->txns[i].tid);
 

@@ -16,6 +16,11 @@ struct entry_costs {
 	__u64 window;		/* unclaimed metadata/journal, by window */
 	__u64 meta;		/* fs metadata, by cause: share of its transactions'
 				 * meta_bytes (btrfs tree blocks, xfs buffers) */
+	/* btrfs metadata by tree (enum amp_btrfs_tree): its own (fsync's
+	 * log blocks and superblocks, part of dev_bytes' metadata) plus its
+	 * transactions' shares, split by tree as meta_bytes was (part of
+	 * meta).  Sums to its btrfs metadata. */
+	__u64 btrfs_tree[AMP_BTRFS_TREES];
 };
 
 /* Per disk, for the summary. */
@@ -33,6 +38,8 @@ typedef void (*ledger_emit_fn)(void *ctx, const struct amp_entry *e,
 			       const struct entry_costs *c);
 /* devs_fd: the kernel's per-disk class counters (unclaimed bytes). */
 struct ledger *ledger_new(ledger_emit_fn emit, void *ctx, int devs_fd);
+/* btrfs_entry_own's fd (bpf/btrfs.bpf.h): entries' own btrfs trees. */
+void ledger_btrfs_own(struct ledger *l, int fd);
 void ledger_entry(struct ledger *l, const struct amp_entry *e);
 void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec);
 void ledger_txn_late(struct ledger *l, const struct amp_txn_late *rec);

@@ -4,6 +4,20 @@
 
 const char *const bill_names[NR_BILL] = { "data", "metadata", "journal", "window" };
 
+const char *const btrfs_tree_names[AMP_BTRFS_TREES] = {
+	"fs", "extent", "csum", "free_space", "root", "log", "chunk", "dev",
+	"block_group", "other", "super", "unknown",
+};
+
+__u64 btrfs_trees_sum(const __u64 *tree, int n)
+{
+	__u64 all = 0;
+
+	for (int k = 0; k < n; k++)
+		all += tree[k];
+	return all;
+}
+
 struct bill entry_bill(const struct amp_entry *e, const struct entry_costs *c)
 {
 	struct bill b = { .cost = {

@@ -16,6 +16,11 @@ struct bill {
 	__u64 total;
 };
 
+/* enum amp_btrfs_tree: JSON keys and the reports' names. */
+extern const char *const btrfs_tree_names[AMP_BTRFS_TREES];
+/* Sum of n per-tree byte counts. */
+__u64 btrfs_trees_sum(const __u64 *tree, int n);
+
 /* The one place an entry's device bytes are summed: report, top, metrics,
  * svg and explain all bill an entry through it. */
 struct bill entry_bill(const struct amp_entry *e, const struct entry_costs *c);

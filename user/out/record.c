@@ -33,7 +33,9 @@
  *              handles}; nr_runs x {u64 ino, index; u32 dev; u16 npages;
  *              u8 kind, written} (only the runs used);
  *              then (since transaction metadata; older readers stop before
- *              it) u64 meta (ledger cost)
+ *              it) u64 meta (ledger cost); then (since btrfs trees;
+ *              only an entry with btrfs metadata) u16 n + n x u64 its
+ *              btrfs metadata by tree (ledger's btrfs_tree)
  *   4 FILE     u32 dev, u64 ino, u32 last_pid, str kernel name, u64 entries,
  *              syscall_bytes, folios_dirtied, pages_dirtied, dev_bytes
  *   5 SUMMARY  u8 final, u8 pad[3], u32 nr_files (FILE records just before),
@@ -47,7 +49,10 @@
  *              older readers stop before it) u16 nr_devs + nr_devs x u64
  *              bytes before_start, in the same order; then (since untraced
  *              bytes) u16 nr_devs + nr_devs x {u64 meta_untraced, ledger
- *              untraced}
+ *              untraced}; then (since btrfs trees; with a btrfs disk only)
+ *              u16 nr_devs, u16 n + nr_devs x n x u64 btrfs metadata by
+ *              tree (enum amp_btrfs_tree order; a reader keeps the trees it
+ *              knows)
  *              A checkpoint (final = 0, no files) every 2 s; the final one last.
  */
 #include <endian.h>
@@ -62,6 +67,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include "util.h"
+#include "out/bill.h"
 #include "out/record.h"
 #include "sys/devstat.h"
 #include "sys/paths.h"
@@ -363,6 +369,12 @@ void recorder_entry(struct recorder *r, const struct amp_entry *e, const struct 
 		put_u8(b, e->runs[i].written);
 	}
 	put_u64(b, c->meta);
+	/* Only a btrfs entry's: others' records stay as they were. */
+	if (btrfs_trees_sum(c->btrfs_tree, AMP_BTRFS_TREES)) {
+		put_u16(b, AMP_BTRFS_TREES);
+		for (int k = 0; k < AMP_BTRFS_TREES; k++)
+			put_u64(b, c->btrfs_tree[k]);
+	}
 	emit(r, RECORD_ENTRY);
 	r->entries++;
 }
@@ -386,6 +398,27 @@ static void put_dev(struct buf *b, const struct summary_dev *d)
 	put_u64(b, d->ledger.journal_by_cause);
 	put_u64(b, d->ledger.by_window);
 	put_u64(b, d->ledger.left_over);
+}
+
+static void put_trees(struct buf *b, const struct summary *s)
+{
+	put_u16(b, s->nr_devs);
+	put_u16(b, AMP_BTRFS_TREES);
+	for (int i = 0; i < s->nr_devs; i++)
+		for (int k = 0; k < AMP_BTRFS_TREES; k++)
+			put_u64(b, s->devs[i].st.btrfs_tree[k]);
+}
+
+/* n per-tree counts, the first AMP_BTRFS_TREES kept (a later version may
+ * know more trees). */
+static void get_trees(struct cur *c, __u64 *tree, __u16 n)
+{
+	for (__u16 k = 0; k < n; k++) {
+		__u64 v = get_u64(c);
+
+		if (k < AMP_BTRFS_TREES)
+			tree[k] = v;
+	}
 }
 
 void recorder_summary(struct recorder *r, const struct summary *s, bool final)
@@ -430,6 +463,12 @@ void recorder_summary(struct recorder *r, const struct summary *s, bool final)
 		put_u64(b, s->devs[i].st.meta_untraced);
 		put_u64(b, s->devs[i].ledger.untraced);
 	}
+	/* Only with a btrfs disk: others' records stay as they were. */
+	for (int i = 0; i < s->nr_devs; i++)
+		if (btrfs_trees_sum(s->devs[i].st.btrfs_tree, AMP_BTRFS_TREES)) {
+			put_trees(b, s);
+			break;
+		}
 	emit(r, RECORD_SUMMARY);
 }
 
@@ -677,6 +716,9 @@ static bool decode_entry(struct cur *c, struct amp_entry *e, struct entry_costs 
 	/* Written since transaction metadata: absent in older records. */
 	if (!c->short_ && c->pos < c->len)
 		co->meta = get_u64(c);
+	/* Written since the per-entry btrfs trees, btrfs entries only. */
+	if (!c->short_ && c->pos < c->len)
+		get_trees(c, co->btrfs_tree, get_u16(c));
 	return !c->short_;
 }
 
@@ -763,6 +805,13 @@ static bool decode_summary(struct record_reader *r, struct cur *c, struct record
 			r->devs[i].st.meta_untraced = get_u64(c);
 			r->devs[i].ledger.untraced = get_u64(c);
 		}
+	/* Written since the btrfs trees, with a btrfs disk only. */
+	if (!c->short_ && c->pos < c->len && get_u16(c) == n) {
+		__u16 trees = get_u16(c);
+
+		for (__u16 i = 0; i < n; i++)
+			get_trees(c, r->devs[i].st.btrfs_tree, trees);
+	}
 	if (c->short_ || nr_files != (__u32)r->nr_files)
 		return false;
 	s->devs = r->devs;

@@ -21,19 +21,19 @@ static const char *class_names[AMP_NR_CLASSES] = {
 	"data", "metadata", "journal", "other", "before_start",
 };
 
-/* enum amp_btrfs_tree: JSON keys and the summary's names. */
-static const char *const btrfs_tree_names[AMP_BTRFS_TREES] = {
-	"fs", "extent", "csum", "free_space", "root", "log", "chunk", "dev",
-	"block_group", "other", "super", "unknown",
-};
-
 static __u64 btrfs_tree_sum(const struct amp_dev_stats *st)
 {
-	__u64 n = 0;
+	return btrfs_trees_sum(st->btrfs_tree, AMP_BTRFS_TREES);
+}
+
+/* {"fs": n, ...}: every tree, so that a reader's sums need no defaults. */
+static json_object *btrfs_trees_json(const __u64 *tree)
+{
+	json_object *bt = json_object_new_object();
 
 	for (int k = 0; k < AMP_BTRFS_TREES; k++)
-		n += st->btrfs_tree[k];
-	return n;
+		json_object_object_add(bt, btrfs_tree_names[k], json_object_new_uint64(tree[k]));
+	return bt;
 }
 
 struct proc_total {
@@ -175,6 +175,9 @@ static void entry_json(struct report *r, const struct amp_entry *e, const struct
 		json_object_object_add(db, bill_names[k], json_object_new_uint64(b.cost[k]));
 	json_object_object_add(o, "dev_bytes", db);
 	json_object_object_add(o, "dev_bytes_total", json_object_new_uint64(b.total));
+	/* Only on btrfs: other entries' lines stay as they were. */
+	if (btrfs_trees_sum(c->btrfs_tree, AMP_BTRFS_TREES))
+		json_object_object_add(o, "btrfs_trees", btrfs_trees_json(c->btrfs_tree));
 	json_object_object_add(o, "ios", json_object_new_uint64(e->ios));
 	json_object_object_add(o, "amplification",
 		json_object_new_double(amplification(b.total, e->bytes)));
@@ -417,14 +420,8 @@ static void summary_json(struct report *r, const struct summary *s)
 			json_object_object_add(j, "counter_ios", json_object_new_uint64(d->delta.write_ios));
 			json_object_object_add(j, "difference", json_object_new_int64((__s64)sum - (__s64)ctr));
 		}
-		if (btrfs_tree_sum(&d->st)) {
-			json_object *bt = json_object_new_object();
-
-			for (int k = 0; k < AMP_BTRFS_TREES; k++)
-				json_object_object_add(bt, btrfs_tree_names[k],
-						       json_object_new_uint64(d->st.btrfs_tree[k]));
-			json_object_object_add(j, "btrfs_trees", bt);
-		}
+		if (btrfs_tree_sum(&d->st))
+			json_object_object_add(j, "btrfs_trees", btrfs_trees_json(d->st.btrfs_tree));
 		json_object_array_add(a, j);
 	}
 	json_object_object_add(o, "devices", a);

@@ -631,6 +631,8 @@ static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, i
 	t->ledger = ledger_new(deliver_entry, t, bpf_map__fd(t->skel->maps.devs));
 	if (!t->ledger)
 		return -1;
+	if (t->skel->rodata->btrfs_cause)
+		ledger_btrfs_own(t->ledger, bpf_map__fd(t->skel->maps.btrfs_entry_own));
 	t->settler = settler_new(t->ledger, t->slots, t->nr_slots, t->opts->settle_timeout);
 	if (!t->settler)
 		return -1;
