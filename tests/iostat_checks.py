@@ -6,7 +6,7 @@
 Each DIR holds what tests/systemd_host_measure.sh wrote in one guest:
 `counters` (key=value) and `trace.json` (amptrace trace -j).  Prints one
 table row per case, then for each asserted case checks that amptrace's
-bill for journald's cgroup (data + metadata charged to its entries) agrees
+bill for journald's cgroup (the data charged to its entries) agrees
 with io.stat's wbytes within 5%, that amptrace's classes sum to its
 counter and that counter lies between the disk's own readings inside and
 around amptrace's window, and that it shows what io.stat cannot: the jbd2 commit bytes
@@ -56,9 +56,16 @@ def figures(counters, entries, summary):
         "disk": int(counters["disk_bytes"]),
         "disk_inner": int(counters["disk_inner_bytes"]),
         "iostat": int(counters["iostat_wbytes"]),
+        "iostat_inner": int(counters["iostat_inner_wbytes"]),
         # Every entry of journald's, amptrace's own (the audit records of
-        # its program loads, which journald wrote too) included.
-        "bill": sum(p["dev_bytes"]["data"] + p["dev_bytes"]["metadata"] for p in procs),
+        # its program loads, which journald wrote too) included.  Its data:
+        # its files' pages, which cgroup writeback charges to journald's
+        # cgroup.  Not the metadata amptrace charges to its entries by
+        # cause (inode table, bitmaps, written back later by the flusher
+        # or a jbd2 checkpoint): io.stat gives that to the root cgroup,
+        # as it does the jbd2 commits.
+        "bill": sum(p["dev_bytes"]["data"] for p in procs),
+        "meta": sum(p["dev_bytes"]["metadata"] for p in procs),
         "own": sum(sum(p["dev_bytes"].values()) for p in procs if p.get("own")),
         "jbd2_entries": sum(p["dev_bytes"]["journal"] for p in procs),
         "window": sum(p["dev_bytes"]["window"] for p in procs),
@@ -78,11 +85,16 @@ def check(name, counters, entries, summary, f):
         fail(f"{name}: amptrace saw no device")
     if f["iostat"] < PAGE:
         fail(f"{name}: io.stat wbytes {f['iostat']}: journald's cgroup wrote nothing")
+    # io.stat read around amptrace's window (outer) and inside it (inner),
+    # as the disk is below: with audit on, journald writes the records of
+    # amptrace's loads while it starts, seconds under TCG, before its own
+    # baseline.  amptrace's bill lies between, within 5%.
     diff = pct(f["bill"], f["iostat"])
-    if abs(diff) > 5:
-        fail(f"{name}: amptrace's bill {f['bill']} B vs io.stat {f['iostat']} B ({diff:+.1f}%)")
-    ok(f"{name}: amptrace's bill for the cgroup {f['bill']} B = io.stat wbytes {f['iostat']} B "
-       f"({diff:+.1f}%)")
+    if not 0.95 * f["iostat_inner"] <= f["bill"] <= 1.05 * f["iostat"]:
+        fail(f"{name}: amptrace's bill {f['bill']} B outside io.stat's "
+             f"[{f['iostat_inner']} inside, {f['iostat']} around] B (5%)")
+    ok(f"{name}: amptrace's bill for the cgroup {f['bill']} B within io.stat wbytes "
+       f"[{f['iostat_inner']} inside, {f['iostat']} around amptrace's window] ({diff:+.1f}% of the latter)")
     total = sum(dev["classes"].values())
     if total != dev["total"] or abs(total - dev["counter_bytes"]) > 0.01 * dev["counter_bytes"]:
         fail(f"{name}: classes {dev['classes']} sum {total}, counter {dev['counter_bytes']}")
@@ -147,7 +159,7 @@ def main():
         fail("usage: iostat_checks.py [--assert CASE]... CASE=DIR...")
     loaded = {}
     print(f"{'CASE':<10} {'AUDIT':<6} {'DISK':>8} {'IO.STAT':>8} {'AMPTRACE':>8} {'DIFF':>7} "
-          f"{'JBD2':>7} {'OTHER':>7} {'ENTRIES':>7} {'BPF_AUDIT':>9}")
+          f"{'META':>7} {'JBD2':>7} {'OTHER':>7} {'ENTRIES':>7} {'BPF_AUDIT':>9}")
     for name, path in cases:
         counters, entries, summary = load(path)
         f = figures(counters, entries, summary)
@@ -155,12 +167,14 @@ def main():
         dev = f["dev"] or {"classes": {"journal": 0, "other": 0}}
         audit = "on" if f["audit"] else "off"   # kernel audit: records of our BPF loads
         print(f"{name:<10} {audit:<6} {f['disk']:>8} {f['iostat']:>8} {f['bill']:>8} "
-              f"{pct(f['bill'], f['iostat']):>+6.1f}% {dev['classes']['journal']:>7} "
+              f"{pct(f['bill'], f['iostat']):>+6.1f}% {f['meta']:>7} {dev['classes']['journal']:>7} "
               f"{dev['classes']['other']:>7} {f['entries']:>7} {f['audit']:>9}")
     print("  DISK: /sys/block/DEV/stat written sectors x 512; IO.STAT: wbytes of "
           "system.slice/systemd-journald.service;")
-    print("  AMPTRACE: data + metadata charged to journald's entries; JBD2, OTHER: amptrace's "
-          "device classes; BPF_AUDIT: audit records of amptrace's own BPF loads")
+    print("  AMPTRACE: data charged to journald's entries (its files' pages); META: metadata "
+          "charged to them by cause, which io.stat gives to the root cgroup;")
+    print("  JBD2, OTHER: amptrace's device classes; BPF_AUDIT: audit records of amptrace's own "
+          "BPF loads")
     for name in sorted(asserted):
         if name not in loaded:
             fail(f"no case {name} to assert on")

@@ -71,7 +71,7 @@ grep -q '^amptrace: tracing' "$out/trace.err" || { cat "$out/trace.err"; die "am
 # reading after SIGINT, so its window lies between these readings and the
 # outer ones (s0, s1): inner <= amptrace's counter <= outer.  (Its start
 # takes seconds under TCG, and with audit on journald writes meanwhile.)
-s_in0=$(wsect)
+s_in0=$(wsect) w_in0=$(wbytes)
 say "$(grep '^amptrace: tracing' "$out/trace.err")"
 
 logger -p info test
@@ -81,7 +81,7 @@ say "logger -p info test sent; the kernel's own write-back from here"
 sleep 40
 settle 8 90 || say "the disk still writes after 130 s"
 
-s_in1=$(wsect)
+s_in1=$(wsect) w_in1=$(wbytes)
 kill -INT "$amp"
 wait "$amp"
 arc=$?
@@ -98,6 +98,7 @@ bpf_kmsg=$(journalctl -k -o cat --since "$since" | grep -c 'type=1334')
     echo "disk_bytes=$(((s1 - s0) * 512))"
     echo "disk_inner_bytes=$(((s_in1 - s_in0) * 512))"
     echo "iostat_wbytes=$((w1 - w0))"
+    echo "iostat_inner_wbytes=$((w_in1 - w_in0))"
     echo "journald_audit=${audit:-none}"
     echo "audit_socket=$(systemctl is-active systemd-journald-audit.socket)"
     echo "bpf_audit_records=$bpf_audit"
