@@ -95,18 +95,23 @@ for mode in rollback wal; do
     _umount_robust "$mnt"
 done
 
-if [[ $work == *" journald "* ]]; then
+# journald_line WHAT TEXT WAIT: one journald line on a fresh $fs, traced,
+# synced, the trace held WAIT s more, then checked as WHAT.
+journald_line() {
     make_loopfs "$fs" 512 "$JOURNAL_DIR"
     start_tracer -v -c systemd-journal --dev "$LOOPNAME"
     start_journald
-    send_journal_entry "fs cause $fs one line" SEQ=1
+    send_journal_entry "$2" SEQ=1
     sleep 1
     sync
+    sleep "$3"
     stop_tracer
-    check journald
+    check "$1"
     _kill_wait "$JOURNALD_PID" journald
     _umount_robust "$JOURNAL_DIR"
-fi
+}
+
+[[ $work != *" journald "* ]] || journald_line journald "fs cause $fs one line" 0
 
 # xfs writes the metadata buffers a checkpoint logged (inode clusters, AG
 # headers, btree blocks) in place later, from the AIL: at the latest when
@@ -118,15 +123,5 @@ if [[ $fs == xfs && $work == *" journald "* ]]; then
     [[ -w $syncd ]] || modprobe xfs	# a module: its sysctl comes with it
     at_exit bash -c "echo $(cat $syncd) > $syncd"
     echo 100 > $syncd	# before the mount, which queues the worker
-    make_loopfs "$fs" 512 "$JOURNAL_DIR"
-    start_tracer -v -c systemd-journal --dev "$LOOPNAME"
-    start_journald
-    send_journal_entry "fs cause $fs one line, written back" SEQ=1
-    sleep 1
-    sync
-    sleep ${T41_AIL_WAIT:-5}
-    stop_tracer
-    check journald-ail
-    _kill_wait "$JOURNALD_PID" journald
-    _umount_robust "$JOURNAL_DIR"
+    journald_line journald-ail "fs cause $fs one line, written back" "${T41_AIL_WAIT:-5}"
 fi
