@@ -179,6 +179,30 @@ static __always_inline __u32 sb_disk(struct super_block *sb)
 }
 
 /*
+ * A block device's own inode (bdevfs, BDEVFS_MAGIC): its page cache holds
+ * the buffers a filesystem reads and writes through the device, ext4's
+ * metadata blocks when it has no journal (inode table, bitmaps, group
+ * descriptors, dirtied in the writer's context).  Its superblock is the
+ * pseudo-filesystem's, with no s_bdev: the disk is that of the device the
+ * inode stands for, I_BDEV(inode)->bd_disk (struct bdev_inode since 2.6).
+ */
+#define AMP_BDEVFS_MAGIC 0x62646576
+
+/* The disk (kernel dev_t) of a bdevfs inode, 0 if unknown.  inode: a
+ * tp_btf pointer, the bdev_inode around it read raw. */
+static __always_inline __u32 bdev_inode_disk(struct inode *inode)
+{
+	struct bdev_inode *bi;
+	struct gendisk *disk;
+
+	if (!bpf_core_type_exists(struct bdev_inode))
+		return 0;
+	bi = (void *)inode - bpf_core_field_offset(struct bdev_inode, vfs_inode);
+	disk = BPF_CORE_READ(bi, bdev.bd_disk);
+	return disk ? (BPF_CORE_READ(disk, major) << 20) | BPF_CORE_READ(disk, first_minor) : 0;
+}
+
+/*
  * The disk a request is for: request_queue->disk since 5.15 (commit
  * "block: add a struct gendisk pointer to the request_queue"), before that
  * request->rq_disk.

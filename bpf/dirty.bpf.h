@@ -61,6 +61,15 @@ static __always_inline __u32 sb_disk_memo(struct super_block *sb, __u32 dev)
 	return disk;
 }
 
+/* The disk under a folio's inode: its superblock's, or for a block
+ * device's own inode (bdev: see bdev_inode_disk) the device's.  Not
+ * memoised by superblock there: every block device shares bdevfs's. */
+static __always_inline __u32 host_disk(struct inode *host, struct super_block *sb, __u32 dev,
+				       bool bdev)
+{
+	return bdev ? bdev_inode_disk(host) : sb_disk_memo(sb, dev);
+}
+
 /* Is this folio in the file the thread's write() targets?  Then it was
  * named and checked for exclusion at enter, and is counted at exit. */
 static __always_inline bool folio_of_write_target(const struct amp_thread *t,
@@ -85,7 +94,7 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 	struct super_block *sb;
 	struct amp_entry *e;
 	__u32 slot, disk;
-	bool own_file, last_file, maybe_owned = false;
+	bool own_file, last_file, bdev, maybe_owned = false;
 
 	/* All tp_btf pointers: direct loads, no helper call per field. */
 	if (!mapping)
@@ -97,9 +106,10 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 	key.dev = inode_dev(host, sb->s_dev, sb->s_magic);
 	key.ino = host->i_ino;
 	key.index = index;
+	bdev = sb->s_magic == AMP_BDEVFS_MAGIC;
 	/* Any writer's folio on the traced disk: dirtied since the start.
 	 * (Not other disks': their bits would only blur this one's.) */
-	disk = filter_dev ? sb_disk_memo(sb, key.dev) : 0;
+	disk = filter_dev ? host_disk(host, sb, key.dev, bdev) : 0;
 	folio_pos(&key, npages, &pos);
 	if (!filter_dev || disk_is_target(disk))
 		maybe_owned = mark_dirtied(&pos);
@@ -136,14 +146,16 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 		goto not_owned;
 	}
 	if (!filter_dev)
-		disk = sb_disk_memo(sb, key.dev);
+		disk = host_disk(host, sb, key.dev, bdev);
 	if (!disk_is_target(disk))
 		goto not_owned;
 	own_file = folio_of_write_target(t, &key);
 	/* The thread's last file keeps its totals in the thread: known, and
 	 * not excluded. */
 	last_file = !own_file && file_is_last(t, key.dev, key.ino);
-	if (!own_file && !last_file) {
+	/* A block device's own inode is no file of the summary's: its folios
+	 * are the metadata of the filesystem on it, the entry's own. */
+	if (!own_file && !last_file && !bdev) {
 		struct amp_file_key fk = { .dev = key.dev, .ino = key.ino };
 
 		fs = file_stats(&fk, host, pid_tgid >> 32);

@@ -82,7 +82,38 @@ static char *file_path_str(const struct amp_file_path *p)
 	return full;
 }
 
-/* The path the kernel took, else its basename, else "major:minor:ino". */
+/*
+ * A block device's own inode: the kernel's block-device pseudo-filesystem
+ * has an anonymous device (major 0) and numbers each inode by the dev_t
+ * of the device it stands for.  Its pages are the metadata blocks of the
+ * filesystem on that device (ext4 without a journal): "/dev/NAME (block
+ * device)", or NULL if ino names no block device here.
+ */
+static char *bdev_name(__u32 kdev, __u64 ino)
+{
+	char path[64], line[128], out[160], *name = NULL;
+	FILE *f;
+
+	if (kdev_major(kdev) || !ino || ino >> 32)
+		return NULL;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/uevent",
+		 kdev_major((__u32)ino), kdev_minor((__u32)ino));
+	f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	while (!name && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "DEVNAME=", 8))
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		snprintf(out, sizeof(out), "/dev/%s (block device)", line + 8);
+		name = strdup(out);
+	}
+	fclose(f);
+	return name;
+}
+
+/* The path the kernel took, else its basename, else a block device's
+ * name, else "major:minor:ino". */
 static char *kernel_name(__u32 kdev, __u64 ino)
 {
 	struct amp_file_key key = { .dev = kdev, .ino = ino };
@@ -97,6 +128,9 @@ static char *kernel_name(__u32 kdev, __u64 ino)
 		st.name[AMP_FILE_NAME_LEN - 1] = 0;
 		return strdup(st.name);
 	}
+	p = bdev_name(kdev, ino);
+	if (p)
+		return p;
 	snprintf(buf, sizeof(buf), "%u:%u:%llu", kdev_major(kdev), kdev_minor(kdev),
 		 (unsigned long long)ino);
 	return strdup(buf);
