@@ -21,19 +21,26 @@ struct {
 	__type(value, struct amp_txn_key);
 } txn_pages SEC(".maps");
 
+/* File the folio at key, flags its flags word, under transaction txn. */
+static __always_inline void txn_page_file(struct amp_page_key *key, struct amp_txn_key *txn,
+					  const void *flags)
+{
+	bpf_map_update_elem(&txn_pages, key, txn, BPF_ANY);	/* full: by window */
+}
+
 /* A block-device folio dirtied by a kernel thread with no entry: if it is
  * a jbd2 thread committing a traced transaction, the folio is that
- * transaction's. */
-static __always_inline void txn_page_dirtied(struct amp_page_key *key, struct inode *host)
+ * transaction's (true).  (Without a journal: nojournal.bpf.h.) */
+static __always_inline bool txn_page_dirtied(struct amp_page_key *key, const void *flags)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct amp_txn_key *txn;
 
-	if ((host->i_mode & AMP_S_IFMT) != AMP_S_IFBLK)
-		return;
 	txn = bpf_map_lookup_elem(&jbd2_committing, &tid);
-	if (txn)
-		bpf_map_update_elem(&txn_pages, key, txn, BPF_ANY);	/* full: by window */
+	if (!txn)
+		return false;
+	txn_page_file(key, txn, flags);
+	return true;
 }
 
 /* Metadata bytes of transaction (dev, tid) written in place on disk: in
