@@ -20,6 +20,7 @@
 #include "syscall.bpf.h"
 #include "txnpages.bpf.h"
 #include "fsjournal.bpf.h"
+#include "nojournal.bpf.h"
 #include "btrfs.bpf.h"
 #include "xfslog.bpf.h"
 #include "dirty.bpf.h"

@@ -151,6 +151,8 @@ enum amp_txn_fs {
 	AMP_FS_JBD2 = 1,
 	AMP_FS_BTRFS = 2,
 	AMP_FS_XFS = 3,
+	AMP_FS_EXT4NJ = 4,	/* ext4 without a journal: a traced file's stand-in
+				 * transaction (bpf/nojournal.bpf.h) */
 };
 
 /* Kernel-thread handles for one traced file (ext4 and xfs name the inode

@@ -140,8 +140,10 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 
 			if (!(*w & bit))
 				__sync_fetch_and_or(w, bit);
-		} else if (current_is_kthread()) {
-			txn_page_dirtied(&key, host);
+		} else if (current_is_kthread() &&
+			   (host->i_mode & AMP_S_IFMT) == AMP_S_IFBLK &&
+			   !txn_page_dirtied(&key, flags)) {
+			nj_page_dirtied(&key, host, flags);
 		}
 		goto not_owned;
 	}

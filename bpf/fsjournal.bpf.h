@@ -101,6 +101,38 @@ struct {
 	__type(value, struct kthread_tag);
 } kthread_tags SEC(".maps");
 
+/*
+ * The traced file a kernel thread last worked for in ext4 (named by its
+ * handle or its block mapping), not consumed by a handle: without a
+ * journal no jbd2 handle follows, and the metadata the thread then marks
+ * dirty in the block device's page cache (mballoc's bitmaps and group
+ * descriptors, the inode table) is that file's work (nojournal.bpf.h).
+ * Cleared when the thread next works for an untraced file or for none.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);	/* as kthread_tags */
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct kthread_tag);
+} kthread_files SEC(".maps");
+
+/* tag: the file, or NULL for none.  Written only when it changes: the
+ * flusher maps one file's extents in a row. */
+static __always_inline void kthread_file_note(__u32 tid, const struct kthread_tag *tag)
+{
+	struct kthread_tag *p = bpf_map_lookup_elem(&kthread_files, &tid);
+
+	if (!tag) {
+		if (p)
+			bpf_map_delete_elem(&kthread_files, &tid);
+		return;
+	}
+	if (p && p->file.ino == tag->file.ino && p->file.dev == tag->file.dev &&
+	    p->sb_dev == tag->sb_dev)
+		return;
+	bpf_map_update_elem(&kthread_files, &tid, tag, BPF_ANY);
+}
+
 SEC("tp_btf/ext4_journal_start_inode")
 int BPF_PROG(on_ext4_journal_start_inode, struct inode *inode)
 {
@@ -119,9 +151,11 @@ int BPF_PROG(on_ext4_journal_start_inode, struct inode *inode)
 	if (!fs || fs->excluded || !disk_is_target(tag.sb_dev)) {
 		/* A stale tag must not name the next handle. */
 		bpf_map_delete_elem(&kthread_tags, &tid);
+		kthread_file_note(tid, NULL);
 		return 0;
 	}
 	bpf_map_update_elem(&kthread_tags, &tid, &tag, BPF_ANY);
+	kthread_file_note(tid, &tag);
 	return 0;
 }
 
@@ -205,7 +239,8 @@ static __always_inline void txn_add_handle(struct amp_txn_key *key, __u32 fs)
  * comes after, as the kworker maps its blocks.  (Before 6.5 no handle
  * names one at start.)  So a kernel thread's handle that named no traced
  * file waits here for the thread's next block mapping: if that is a traced
- * file's, the handle moves to it from the window's share.
+ * file's, the handle moves to it from the window's share.  Every kernel
+ * thread's mapping also notes its file (kthread_file_note).
  */
 SEC("tp_btf/ext4_ext_map_blocks_enter")
 int BPF_PROG(on_ext4_map_blocks, struct inode *inode)
@@ -219,18 +254,27 @@ int BPF_PROG(on_ext4_map_blocks, struct inode *inode)
 
 	if (!current_is_kthread() || !inode)
 		return 0;
+	sb = inode->i_sb;
+	f.dev = inode_dev(inode, sb->s_dev, sb->s_magic);
+	f.ino = inode->i_ino;
+	fs = disk_is_target(sb->s_dev) ? bpf_map_lookup_elem(&files, &f) : NULL;
+	if (fs && !fs->excluded) {
+		/* Every kernel: the flusher allocating delayed blocks and the
+		 * extent conversion both map the file's blocks before they
+		 * dirty its metadata (before 6.5 no handle names it). */
+		struct kthread_tag tag = { .file = f, .sb_dev = sb->s_dev };
+
+		kthread_file_note(tid, &tag);
+	} else {
+		kthread_file_note(tid, NULL);
+		fs = NULL;
+	}
 	p = bpf_map_lookup_elem(&kthread_pending, &tid);
 	if (!p)
 		return 0;
 	key = *p;
 	bpf_map_delete_elem(&kthread_pending, &tid);
-	sb = inode->i_sb;
-	if (sb->s_dev != key.dev)
-		return 0;
-	f.dev = inode_dev(inode, sb->s_dev, sb->s_magic);
-	f.ino = inode->i_ino;
-	fs = bpf_map_lookup_elem(&files, &f);
-	if (!fs || fs->excluded)
+	if (sb->s_dev != key.dev || !fs)
 		return 0;
 	ts = bpf_map_lookup_elem(&txns, &key);
 	if (ts && txn_file_add(ts, &f))

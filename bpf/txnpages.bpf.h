@@ -21,19 +21,46 @@ struct {
 	__type(value, struct amp_txn_key);
 } txn_pages SEC(".maps");
 
+/*
+ * The transaction of a folio dirtied again while its filed write-out is in
+ * flight (PG_writeback): that write is still the first transaction's, so
+ * the second waits here until its completion (txn_page_written).  At most
+ * one per folio, as for page_next_owners.  (Without a journal the flusher
+ * allocating a file's blocks and the extent conversion after its data I/O
+ * dirty the same bitmap and inode-table blocks, often across a sync's
+ * write of them.)
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct amp_page_key);
+	__type(value, struct amp_txn_key);
+} txn_pages_next SEC(".maps");
+
+/* File the folio at key, flags its flags word, under transaction txn. */
+static __always_inline void txn_page_file(struct amp_page_key *key, struct amp_txn_key *txn,
+					  const void *flags)
+{
+	if (flags_writeback(flags) && bpf_map_lookup_elem(&txn_pages, key)) {
+		bpf_map_update_elem(&txn_pages_next, key, txn, BPF_ANY);	/* full: by window */
+		return;
+	}
+	bpf_map_update_elem(&txn_pages, key, txn, BPF_ANY);	/* full: by window */
+}
+
 /* A block-device folio dirtied by a kernel thread with no entry: if it is
  * a jbd2 thread committing a traced transaction, the folio is that
- * transaction's. */
-static __always_inline void txn_page_dirtied(struct amp_page_key *key, struct inode *host)
+ * transaction's (true).  (Without a journal: nojournal.bpf.h.) */
+static __always_inline bool txn_page_dirtied(struct amp_page_key *key, const void *flags)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct amp_txn_key *txn;
 
-	if ((host->i_mode & AMP_S_IFMT) != AMP_S_IFBLK)
-		return;
 	txn = bpf_map_lookup_elem(&jbd2_committing, &tid);
-	if (txn)
-		bpf_map_update_elem(&txn_pages, key, txn, BPF_ANY);	/* full: by window */
+	if (!txn)
+		return false;
+	txn_page_file(key, txn, flags);
+	return true;
 }
 
 /* Metadata bytes of transaction (dev, tid) written in place on disk: in
@@ -75,7 +102,14 @@ static __always_inline bool txn_page_written(__u32 disk, struct amp_page_key *ke
 	if (!p)
 		return false;
 	txn = *p;
-	bpf_map_delete_elem(&txn_pages, key);
+	/* The next dirtying's transaction, if it came during this write. */
+	p = bpf_map_lookup_elem(&txn_pages_next, key);
+	if (p) {
+		bpf_map_update_elem(&txn_pages, key, p, BPF_ANY);
+		bpf_map_delete_elem(&txn_pages_next, key);
+	} else {
+		bpf_map_delete_elem(&txn_pages, key);
+	}
 	return txn_late_bytes(disk, txn.dev, txn.tid, bytes);
 }
 

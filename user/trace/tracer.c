@@ -278,6 +278,12 @@ static int configure(struct tracer *t)
 	}
 	if (!kernel_has_tracepoint("ext4_ext_map_blocks_enter"))
 		bpf_program__set_autoload(skel->progs.on_ext4_map_blocks, false);
+	/* A kernel thread's handle for no file (nojournal.bpf.h): 6.5+ names
+	 * those ext4_journal_start_sb, before every handle ext4_journal_start. */
+	if (!kernel_has_tracepoint("ext4_journal_start_sb"))
+		bpf_program__set_autoload(skel->progs.on_ext4_journal_start_sb, false);
+	if (!kernel_has_tracepoint("ext4_journal_start"))
+		bpf_program__set_autoload(skel->progs.on_ext4_journal_start, false);
 	return 0;
 }
 
