@@ -144,12 +144,30 @@ def check_test_counter(dev, total, what, slack=0.01):
        f"[{inner} inside, {outer} around the run]")
 
 
+def describe_uncharged(summary, d):
+    """Where a device's bytes not by cause may come from, for a failing
+    test's log: the summary's counters and losses, untraced and unwalked
+    bytes, and the processes and files that carry device bytes."""
+    lost = {k: v for k, v in summary.get("losses", {}).items() if v}
+    counters = {k: v for k, v in summary.get("counters", {}).items() if v}
+    procs = [(p["comm"], p["pid"], sum(p["dev_bytes"].values()))
+             for p in summary.get("processes", []) if sum(p["dev_bytes"].values())]
+    by_path = {}
+    for f in summary.get("files", []):
+        by_path[f["path"]] = by_path.get(f["path"], 0) + f["dev_bytes"]
+    files = sorted(((b, p) for p, b in by_path.items() if b), reverse=True)[:6]
+    return (f"untraced {d.get('untraced_bytes')} B, unwalked {d.get('unwalked_bytes')} B, "
+            f"late {d.get('late_bytes')} B, losses {lost or 'none'}, counters {counters or 'none'}, "
+            f"processes {procs}, files {files}")
+
+
 def check_charges(path, dev, what, slack=0.01):
     """A trace's device DEV: its classes within the test's own /sys/block
     readings, and what its entries carry = by cause + by window (nothing
     counted twice).  Returns (the device's summary, the entries)."""
     recs = [json.loads(line) for line in open(path)]
     d = device(recs[-1], dev)
+    print(f"{what}: diagnostics: {describe_uncharged(recs[-1], d)}")
     check_test_counter(dev, d["total"], f"{what}: {d['classes']}", slack)
     entries = [r for r in recs if r["type"] == "entry"]
     charged = sum(e["dev_bytes_total"] for e in entries)
