@@ -86,6 +86,7 @@ struct tracer {
 	struct bpf_link *sys_links[2 * AMP_MAX_PRESET_SYSCALLS];
 	int nr_sys_links;
 	const char *sys_hook;	/* which, for the start line */
+	struct bpf_program *enter_prog;	/* on_syscall_enter or its _cast twin */
 	double start, next_sweep, next_stale;
 };
 
@@ -500,7 +501,7 @@ static int attach_syscall_hooks(struct tracer *t, const struct preset_syscall *s
 		if (sys[i].kind == AMP_SYS_SOCKRECV)
 			continue;	/* its exit does everything */
 		snprintf(event, sizeof(event), "sys_enter_%s", sys[i].name);
-		if (!add_sys_link(t, bpf_program__attach_tracepoint(skel->progs.on_syscall_enter,
+		if (!add_sys_link(t, bpf_program__attach_tracepoint(t->enter_prog,
 								    "syscalls", event)))
 			break;
 	}
@@ -587,7 +588,17 @@ static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, i
 	}
 	bpf_program__set_autoattach(t->skel->progs.on_sys_enter, false);
 	bpf_program__set_autoattach(t->skel->progs.on_sys_exit, false);
+	/* The per-syscall enter: with typed loads where the kernel can cast a
+	 * raw pointer (bpf_rdonly_cast, 6.2+), else with probe reads. */
+	if (kernel_has_func("bpf_rdonly_cast")) {
+		t->enter_prog = t->skel->progs.on_syscall_enter_cast;
+		bpf_program__set_autoload(t->skel->progs.on_syscall_enter, false);
+	} else {
+		t->enter_prog = t->skel->progs.on_syscall_enter;
+		bpf_program__set_autoload(t->skel->progs.on_syscall_enter_cast, false);
+	}
 	bpf_program__set_autoattach(t->skel->progs.on_syscall_enter, false);
+	bpf_program__set_autoattach(t->skel->progs.on_syscall_enter_cast, false);
 	bpf_program__set_autoattach(t->skel->progs.on_syscall_exit, false);
 	err = amptrace__load(t->skel);
 	if (err && t->skel->rodata->btrfs_cause && !t->btrfs_off) {
