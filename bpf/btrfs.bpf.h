@@ -357,9 +357,10 @@ int BPF_PROG(on_btrfs_transaction_commit, void *fs_info)
 
 /* Dirtying: btrfs's b-tree pages are charged by their blocks (above), so
  * they take no page owner. */
+/* ino first: btrfs_cause is in .rodata, a page the folio path need not touch. */
 static __always_inline bool btrfs_btree_host(__u64 ino, struct super_block *sb)
 {
-	return btrfs_cause && ino == AMP_BTRFS_BTREE_INO &&
+	return ino == AMP_BTRFS_BTREE_INO && btrfs_cause &&
 	       BPF_CORE_READ(sb, s_magic) == AMP_BTRFS_SUPER_MAGIC;
 }
 

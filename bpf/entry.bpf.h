@@ -173,7 +173,13 @@ entry_open(struct amp_thread *t, __u64 pid_tgid, const struct pending_syscall *p
 	e->start_ns = now;
 	e->pid = pid_tgid >> 32;
 	e->tid = (__u32)pid_tgid;
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	{
+		const char *comm = bpf_get_current_task_btf()->comm;
+
+#pragma unroll
+		for (int i = 0; i < AMP_COMM_LEN; i++)
+			e->comm[i] = comm[i];
+	}
 	e->syscall_nr = p->nr;
 	e->fd_dev = p->fd_dev;
 	e->fd_ino = p->fd_ino;

@@ -6,20 +6,34 @@
 #ifndef AMPTRACE_MAPS_BPF_H
 #define AMPTRACE_MAPS_BPF_H
 
+/*
+ * What the per-syscall and per-folio paths read, all in one page: .data.
+ * Each global section is a map of its own, each map value its own page
+ * (mmapable: vmalloc'd, 4 KiB pages), and on this kind of guest every
+ * syscall flushes the TLB (no PCID), so each page a program reaches is a
+ * page walk on its first touch (scripts/bench/README.md).  These settings
+ * were in .rodata, the counters below in .data and .bss: three pages per
+ * syscall where one does.  The settings are set by the loader before load
+ * (skeleton's data) and never written after; what the verifier must see as
+ * a constant (a program's or a type's presence) stays in .rodata.
+ */
+#define AMP_HOT __attribute__((section(".data")))
+
+volatile __u32 self_tgid AMP_HOT = 0;	/* never trace the tracer itself */
+volatile bool filter_pid AMP_HOT = false;
+volatile bool filter_comm AMP_HOT = false;
+volatile bool filter_cgroup AMP_HOT = false;
+volatile bool filter_dev AMP_HOT = false;
+volatile char target_comm[AMP_COMM_LEN] AMP_HOT = {};
+volatile __u32 target_disk_major AMP_HOT = 0;
+volatile __u32 target_disk_minor AMP_HOT = 0;
+volatile __u64 ringbuf_quarter AMP_HOT = 1 << 18;	/* a quarter of the events ring */
+volatile __u32 settle_slot_mask AMP_HOT = (1 << 17) - 1;	/* unsettled's size - 1 */
+volatile __u32 folio_table_mask AMP_HOT = (1 << 18) - 1;	/* folio_table's size - 1 */
+
 /* Set by the loader through the skeleton's rodata before load. */
-const volatile __u32 self_tgid = 0;	/* never trace the tracer itself */
-const volatile bool filter_pid = false;
-const volatile bool filter_comm = false;
-const volatile bool filter_cgroup = false;
-const volatile bool filter_dev = false;
-const volatile char target_comm[AMP_COMM_LEN] = {};
-const volatile __u32 target_disk_major = 0;
-const volatile __u32 target_disk_minor = 0;
 const volatile __u32 page_size = 4096;
 const volatile __u32 walk_max_steps = 4096;	/* bvec chunks per request */
-const volatile __u64 ringbuf_quarter = 1 << 18;	/* a quarter of the events ring */
-const volatile __u32 settle_slot_mask = (1 << 17) - 1;	/* unsettled's size - 1 */
-const volatile __u32 folio_table_mask = (1 << 18) - 1;	/* folio_table's size - 1 */
 /* A request's or bio's operation (enum req_op) in its opf. */
 #define AMP_REQ_OP_MASK 0xff
 
@@ -33,11 +47,11 @@ const volatile __u64 xfs_buf_end_io = 0;
 /* Source of entry ids; 0 means "no entry". */
 __u64 next_entry_id = 1;
 /* Where the next settlement looks for a free slot in `unsettled`. */
-__u32 next_settle_slot = 0;
+__u32 next_settle_slot AMP_HOT = 0;
 /* Set by the loader while it starts (user/startup.c): entries opened
  * meanwhile are its own cost (AMP_ENTRY_OWN), e.g. journald storing the
  * audit records of amptrace's program loads. */
-__u32 startup_own = 0;
+__u32 startup_own AMP_HOT = 0;
 
 /*
  * Folios dirtied since tracing started, by anyone: one bit per hash of
@@ -205,7 +219,7 @@ struct {
 	__type(key, struct amp_page_key);
 	__type(value, struct amp_page_owner);
 } page_owners SEC(".maps");
-__u64 overflow_live = 0;
+__u64 overflow_live AMP_HOT = 0;
 
 /*
  * Pages the traced processes dirtied while amptrace started, put here by

@@ -3,11 +3,13 @@
 #ifndef AMPTRACE_TARGET_BPF_H
 #define AMPTRACE_TARGET_BPF_H
 
+/* The current task's comm, read by loads (a constant offset each: the
+ * loops unroll) rather than by bpf_get_current_comm, a helper call. */
 static __always_inline bool comm_matches(void)
 {
-	char comm[AMP_COMM_LEN];
+	const char *comm = bpf_get_current_task_btf()->comm;
 
-	bpf_get_current_comm(comm, sizeof(comm));
+#pragma unroll
 	for (int i = 0; i < AMP_COMM_LEN; i++) {
 		if (comm[i] != target_comm[i])
 			return false;

@@ -196,7 +196,8 @@ def stats_tables(out, rows):
 # Programs by the tracepoint they run on, to set amptrace's beside the
 # empty program's ("floor") and bpftrace's on the same event.
 AMP_EVENTS = {
-    "on_syscall_enter": "syscall enter", "on_sys_enter": "syscall enter",
+    "on_syscall_enter": "syscall enter", "on_syscall_enter_cast": "syscall enter",
+    "on_sys_enter": "syscall enter",
     "on_syscall_exit": "syscall exit", "on_sys_exit": "syscall exit",
     "on_dirty_folio": "dirty folio", "on_dirty_page": "dirty folio",
     "on_rq_complete": "request complete", "on_rq_complete_bounded": "request complete",

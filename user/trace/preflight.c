@@ -109,6 +109,14 @@ bool kernel_has_enum_value(const char *enum_name, const char *value)
 	return false;
 }
 
+/* Does vmlinux's BTF have this function (e.g. the kfunc bpf_rdonly_cast)? */
+bool kernel_has_func(const char *name)
+{
+	struct btf *kernel = kernel_btf();
+
+	return kernel && btf__find_by_name_kind(kernel, name, BTF_KIND_FUNC) > 0;
+}
+
 /* What the core chain cannot do without, each with the kernel that has it. */
 static int check_kernel_features(void)
 {

@@ -86,6 +86,7 @@ struct tracer {
 	struct bpf_link *sys_links[2 * AMP_MAX_PRESET_SYSCALLS];
 	int nr_sys_links;
 	const char *sys_hook;	/* which, for the start line */
+	struct bpf_program *enter_prog;	/* on_syscall_enter or its _cast twin */
 	double start, next_sweep, next_stale;
 };
 
@@ -195,42 +196,42 @@ static int configure(struct tracer *t)
 	unsigned major, minor;
 	__u32 n;
 
-	skel->rodata->self_tgid = getpid();
+	skel->data->self_tgid = getpid();
 	skel->rodata->page_size = sysconf(_SC_PAGESIZE);
-	skel->rodata->filter_pid = o->nr_pids > 0;
-	skel->rodata->filter_cgroup = o->cgroup != NULL;
+	skel->data->filter_pid = o->nr_pids > 0;
+	skel->data->filter_cgroup = o->cgroup != NULL;
 	if (o->comm) {
-		skel->rodata->filter_comm = true;
-		strncpy((char *)skel->rodata->target_comm, o->comm, AMP_COMM_LEN - 1);
+		skel->data->filter_comm = true;
+		strncpy((char *)skel->data->target_comm, o->comm, AMP_COMM_LEN - 1);
 	}
 	if (o->dev) {
 		if (disk_lookup(o->dev, &major, &minor)) {
 			amp_err("cannot read /sys/block/%s/dev", o->dev);
 			return -1;
 		}
-		skel->rodata->filter_dev = true;
-		skel->rodata->target_disk_major = major;
-		skel->rodata->target_disk_minor = minor;
+		skel->data->filter_dev = true;
+		skel->data->target_disk_major = major;
+		skel->data->target_disk_minor = minor;
 	}
 	/* A power of 2: the kernel takes its slots in turn, by mask. */
 	t->nr_slots = 1;
 	while (t->nr_slots < o->max_entries)
 		t->nr_slots <<= 1;
 	bpf_map__set_max_entries(skel->maps.unsettled, t->nr_slots);
-	skel->rodata->settle_slot_mask = t->nr_slots - 1;
+	skel->data->settle_slot_mask = t->nr_slots - 1;
 	/* Folio owners: a table of at least --max-pages slots (a power of 2,
 	 * masked), and an eighth of that in the overflow hash. */
 	for (n = 1; n < o->max_pages; n <<= 1)
 		;
 	bpf_map__set_max_entries(skel->maps.folio_table, n);
-	skel->rodata->folio_table_mask = n - 1;
+	skel->data->folio_table_mask = n - 1;
 	bpf_map__set_max_entries(skel->maps.page_owners, o->max_pages / 8 > 16 ? o->max_pages / 8 : 16);
 	bpf_map__set_max_entries(skel->maps.files, o->max_files);
 	/* Paths of as many, up to 64 Ki (21 MiB): a file past those keeps its
 	 * basename where no process has it open. */
 	bpf_map__set_max_entries(skel->maps.file_paths, o->max_files < 65536 ? o->max_files : 65536);
 	bpf_map__set_max_entries(skel->maps.events, o->ringbuf_kb * 1024);
-	skel->rodata->ringbuf_quarter = o->ringbuf_kb * 1024 / 4;
+	skel->data->ringbuf_quarter = o->ringbuf_kb * 1024 / 4;
 
 	/* xfs log writes are recognised by their completion function. */
 	skel->rodata->xfs_log_end_io = ksym_address("xlog_bio_end_io");
@@ -506,7 +507,7 @@ static int attach_syscall_hooks(struct tracer *t, const struct preset_syscall *s
 		if (sys[i].kind == AMP_SYS_SOCKRECV)
 			continue;	/* its exit does everything */
 		snprintf(event, sizeof(event), "sys_enter_%s", sys[i].name);
-		if (!add_sys_link(t, bpf_program__attach_tracepoint(skel->progs.on_syscall_enter,
+		if (!add_sys_link(t, bpf_program__attach_tracepoint(t->enter_prog,
 								    "syscalls", event)))
 			break;
 	}
@@ -593,7 +594,17 @@ static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, i
 	}
 	bpf_program__set_autoattach(t->skel->progs.on_sys_enter, false);
 	bpf_program__set_autoattach(t->skel->progs.on_sys_exit, false);
+	/* The per-syscall enter: with typed loads where the kernel can cast a
+	 * raw pointer (bpf_rdonly_cast, 6.2+), else with probe reads. */
+	if (kernel_has_func("bpf_rdonly_cast")) {
+		t->enter_prog = t->skel->progs.on_syscall_enter_cast;
+		bpf_program__set_autoload(t->skel->progs.on_syscall_enter, false);
+	} else {
+		t->enter_prog = t->skel->progs.on_syscall_enter;
+		bpf_program__set_autoload(t->skel->progs.on_syscall_enter_cast, false);
+	}
 	bpf_program__set_autoattach(t->skel->progs.on_syscall_enter, false);
+	bpf_program__set_autoattach(t->skel->progs.on_syscall_enter_cast, false);
 	bpf_program__set_autoattach(t->skel->progs.on_syscall_exit, false);
 	err = amptrace__load(t->skel);
 	if (err && t->skel->rodata->btrfs_cause && !t->btrfs_off) {
@@ -626,7 +637,7 @@ static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, i
 		return -1;
 	}
 	/* Entries opened until startup_finish() are amptrace's own cost. */
-	t->skel->bss->startup_own = t->startup != NULL;
+	t->skel->data->startup_own = t->startup != NULL;
 	err = amptrace__attach(t->skel);
 	if (err) {
 		amp_err("cannot attach to tracepoints (%s); rerun with -v", strerror(-err));
@@ -659,7 +670,7 @@ static void own_startup(struct tracer *t)
 		.slots = t->slots,
 		.nr_slots = t->nr_slots,
 		.next_entry_id = &t->skel->data->next_entry_id,
-		.startup_own = &t->skel->bss->startup_own,
+		.startup_own = &t->skel->data->startup_own,
 		.held = settler_held(t->settler),
 	};
 	struct amp_settle now;
