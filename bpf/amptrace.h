@@ -182,7 +182,9 @@ enum amp_btrfs_tree {
 
 struct amp_txn_stats {
 	__u64 handles_traced;	/* opened by threads with an entry */
-	__u64 handles_untraced;	/* by kernel threads for no traced file (by window) */
+	__u64 handles_untraced;	/* by window: by kernel threads for no traced
+				 * file, or by a traced process's thread
+				 * outside any logging syscall */
 	__u64 journal_bytes;	/* its commit's journal blocks, as written */
 	__u64 handles_user;	/* by untraced user tasks: never charged to entries */
 	__u64 meta_bytes;	/* metadata it wrote in place (btrfs tree blocks, xfs

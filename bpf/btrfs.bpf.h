@@ -213,16 +213,7 @@ static __always_inline void btrfs_handle_event(struct amp_txn_key *key, bool cow
 	ts = txn_stats(key, AMP_FS_BTRFS);
 	if (!ts)
 		return;
-	t = thread_state(false);
-	e = thread_entry(t);
-	if (!e && task_is_target(pid_tgid) && (t || (t = thread_state(true)))) {
-		/* A traced thread before its first logging syscall (the
-		 * writer creating its file): an entry of its own, as when it
-		 * dirties a folio (dirty.bpf.h), not an untraced process. */
-		struct pending_syscall start = { .nr = -1 };
-
-		e = entry_open(t, pid_tgid, &start, bpf_ktime_get_boot_ns());
-	}
+	e = current_entry_or_own(&t, pid_tgid);
 	if (e) {
 		__sync_fetch_and_add(&ts->handles_traced, 1);
 		entry_add_txn(e, key);

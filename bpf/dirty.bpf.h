@@ -117,16 +117,7 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 		return 0;	/* charged by its tree block: btrfs.bpf.h */
 
 	pid_tgid = bpf_get_current_pid_tgid();
-	t = thread_state(false);
-	e = thread_entry(t);
-	if (!e && task_is_target(pid_tgid) && (t || (t = thread_state(true)))) {
-		/* A traced thread dirtying before its first logging syscall
-		 * (journald creating its file): an entry of its own, with no
-		 * syscall, rather than bytes nobody pays for. */
-		struct pending_syscall start = { .nr = -1 };
-
-		e = entry_open(t, pid_tgid, &start, bpf_ktime_get_boot_ns());
-	}
+	e = current_entry_or_own(&t, pid_tgid);
 	if (!e || !t) {
 		if (t) {
 			STAT_INC(pages_untracked);

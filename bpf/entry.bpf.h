@@ -193,6 +193,28 @@ entry_open(struct amp_thread *t, __u64 pid_tgid, const struct pending_syscall *p
 	return e;
 }
 
+/*
+ * The current thread's entry, *tp its state.  A traced thread with no
+ * entry gets one of its own, with no syscall ("-"): before its first
+ * logging syscall (journald creating its file), or a thread of a traced
+ * process that makes none.  What it dirties, or copies on btrfs, is then
+ * its process's, never an untraced process's.  NULL for untraced threads.
+ */
+static __always_inline struct amp_entry *current_entry_or_own(struct amp_thread **tp,
+								__u64 pid_tgid)
+{
+	struct amp_thread *t = thread_state(false);
+	struct amp_entry *e = thread_entry(t);
+
+	if (!e && task_is_target(pid_tgid) && (t || (t = thread_state(true)))) {
+		struct pending_syscall start = { .nr = -1 };
+
+		e = entry_open(t, pid_tgid, &start, bpf_ktime_get_boot_ns());
+	}
+	*tp = t;
+	return e;
+}
+
 /* At the end of tracing, after detaching: every thread's open entry is
  * reported as it stands. */
 SEC("iter/task")

@@ -217,8 +217,14 @@ static __always_inline void txn_add_handle(struct amp_txn_key *key, __u32 fs)
 	if (!e) {
 		/* A kernel thread's handle is shared by the entries that dirtied
 		 * the traced file it names, else by window; an untraced
-		 * process's is its own business, never charged to an entry. */
-		if (!current_is_kthread()) {
+		 * process's is its own business, never charged to an entry.  A
+		 * traced process's thread outside any logging syscall (a writer
+		 * creating its file, journald's "journal-offline" thread syncing
+		 * and truncating the file it archives) handles for that process:
+		 * by window, among its entries, not as an untraced process's. */
+		if (!current_is_kthread() && task_is_target(bpf_get_current_pid_tgid())) {
+			__sync_fetch_and_add(&ts->handles_untraced, 1);
+		} else if (!current_is_kthread()) {
 			__sync_fetch_and_add(&ts->handles_user, 1);
 		} else if (!txn_add_file_handle(ts, key->dev)) {
 			__u32 tid = (__u32)bpf_get_current_pid_tgid();

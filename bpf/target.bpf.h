@@ -3,12 +3,10 @@
 #ifndef AMPTRACE_TARGET_BPF_H
 #define AMPTRACE_TARGET_BPF_H
 
-/* The current task's comm, read by loads (a constant offset each: the
- * loops unroll) rather than by bpf_get_current_comm, a helper call. */
-static __always_inline bool comm_matches(void)
+/* Is comm the target name?  Read by loads (a constant offset each: the
+ * loop unrolls) rather than by bpf_get_current_comm, a helper call. */
+static __always_inline bool comm_is_target(const char *comm)
 {
-	const char *comm = bpf_get_current_task_btf()->comm;
-
 #pragma unroll
 	for (int i = 0; i < AMP_COMM_LEN; i++) {
 		if (comm[i] != target_comm[i])
@@ -17,6 +15,17 @@ static __always_inline bool comm_matches(void)
 			break;
 	}
 	return true;
+}
+
+/* -c names a thread or its process: a process's threads may name
+ * themselves (journald 257's "journal-offline" syncs and truncates the
+ * file it archives; rsyslog's "rs:main Q:Reg" writes), and they are that
+ * process's work.  The thread-group leader's name is the process's. */
+static __always_inline bool comm_matches(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return comm_is_target(task->comm) || comm_is_target(task->group_leader->comm);
 }
 
 static __always_inline bool task_is_target(__u64 pid_tgid)

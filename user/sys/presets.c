@@ -100,7 +100,8 @@ int preset_resolve(const char *preset, const struct preset_target *opts,
 const char *syscall_name(int nr)
 {
 	if (nr < 0)
-		return "-";	/* dirtied before the thread's first logging syscall */
+		return "-";	/* outside any logging syscall: before the thread's
+				 * first, or a thread that makes none */
 	for (size_t i = 0; i < N_RECV; i++)
 		if (receive_syscalls[i].nr == nr)
 			return receive_syscalls[i].name;
