@@ -44,14 +44,26 @@ const volatile __u64 xfs_log_end_io = 0;
  * bios that end there write back logged buffers in place. */
 const volatile __u64 xfs_buf_end_io = 0;
 
-/* Source of entry ids; 0 means "no entry". */
-__u64 next_entry_id = 1;
-/* Where the next settlement looks for a free slot in `unsettled`. */
-__u32 next_settle_slot AMP_HOT = 0;
 /* Set by the loader while it starts (user/startup.c): entries opened
  * meanwhile are its own cost (AMP_ENTRY_OWN), e.g. journald storing the
  * audit records of amptrace's program loads. */
 __u32 startup_own AMP_HOT = 0;
+/* Whether page_owners holds anything (see there): read per folio, written
+ * only when a window overflows, so it stays with the settings. */
+__u64 overflow_live AMP_HOT = 0;
+
+/*
+ * The counters every entry (and every dirtying entry) adds to: on a cache
+ * line of their own, after the settings.  On the settings' line each
+ * atomic add took the line from the other CPUs, whose every syscall and
+ * folio program then missed it (false sharing).  Globals of one section
+ * are laid out in declaration order: nothing after these is read per
+ * syscall or per folio.
+ */
+/* Source of entry ids; 0 means "no entry". */
+__u64 next_entry_id AMP_HOT __attribute__((aligned(64))) = 1;
+/* Where the next settlement looks for a free slot in `unsettled`. */
+__u32 next_settle_slot AMP_HOT = 0;
 
 /*
  * Folios dirtied since tracing started, by anyone: one bit per hash of
@@ -219,7 +231,6 @@ struct {
 	__type(key, struct amp_page_key);
 	__type(value, struct amp_page_owner);
 } page_owners SEC(".maps");
-__u64 overflow_live AMP_HOT = 0;
 
 /*
  * Pages the traced processes dirtied while amptrace started, put here by
