@@ -41,9 +41,21 @@ struct {
 static __always_inline void txn_page_file(struct amp_page_key *key, struct amp_txn_key *txn,
 					  const void *flags)
 {
-	if (flags_writeback(flags) && bpf_map_lookup_elem(&txn_pages, key)) {
+	if (!flags_writeback(flags)) {
+		/* A clean -> dirty change with no write-out in flight: a next
+		 * left from an earlier one (its write charged by an owner or
+		 * an unwalked bio, never by txn_page_written) is stale. */
+		if (bpf_map_lookup_elem(&txn_pages_next, key))
+			bpf_map_delete_elem(&txn_pages_next, key);
+	} else if (bpf_map_lookup_elem(&txn_pages, key)) {
 		bpf_map_update_elem(&txn_pages_next, key, txn, BPF_ANY);	/* full: by window */
-		return;
+		/* The completion (txn_page_written, another CPU) may have found
+		 * no next and dropped the entry meanwhile: then this is the
+		 * folio's current transaction, not a next one that a later,
+		 * unrelated write would promote. */
+		if (bpf_map_lookup_elem(&txn_pages, key))
+			return;
+		bpf_map_delete_elem(&txn_pages_next, key);
 	}
 	bpf_map_update_elem(&txn_pages, key, txn, BPF_ANY);	/* full: by window */
 }
@@ -99,8 +111,13 @@ static __always_inline bool txn_page_written(__u32 disk, struct amp_page_key *ke
 {
 	struct amp_txn_key *p = bpf_map_lookup_elem(&txn_pages, key), txn;
 
-	if (!p)
+	if (!p) {
+		/* A next with no current write is an orphan: drop it rather
+		 * than let a later write promote it. */
+		if (bpf_map_lookup_elem(&txn_pages_next, key))
+			bpf_map_delete_elem(&txn_pages_next, key);
 		return false;
+	}
 	txn = *p;
 	/* The next dirtying's transaction, if it came during this write. */
 	p = bpf_map_lookup_elem(&txn_pages_next, key);
@@ -109,6 +126,13 @@ static __always_inline bool txn_page_written(__u32 disk, struct amp_page_key *ke
 		bpf_map_delete_elem(&txn_pages_next, key);
 	} else {
 		bpf_map_delete_elem(&txn_pages, key);
+		/* A next filed between the lookup and the delete (see
+		 * txn_page_file: it checks again after filing it). */
+		p = bpf_map_lookup_elem(&txn_pages_next, key);
+		if (p) {
+			bpf_map_update_elem(&txn_pages, key, p, BPF_ANY);
+			bpf_map_delete_elem(&txn_pages_next, key);
+		}
 	}
 	return txn_late_bytes(disk, txn.dev, txn.tid, bytes);
 }
