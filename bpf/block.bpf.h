@@ -281,6 +281,8 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 	/* Metadata a transaction filed and writes back in place: its own. */
 	if (cls == AMP_CLASS_METADATA && host && txn_page_written(w->dev, key, chunk)) {
 		add_class(ds, cls, chunk);
+		/* An entry that dirtied it during this write owns it now. */
+		txn_next_owner_take(&io);
 		goto advance;
 	}
 	if (cls == AMP_CLASS_METADATA && host) {

@@ -94,6 +94,7 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 	struct super_block *sb;
 	struct amp_entry *e;
 	__u32 slot, disk;
+	enum txn_queue queued;
 	bool own_file, last_file, bdev, maybe_owned = false;
 
 	/* All tp_btf pointers: direct loads, no helper call per field. */
@@ -167,8 +168,12 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 	slot = e->nr_runs;
 	owner.run = slot < AMP_SCATTER_MAX ? slot : 0xffff;
 	/* An owned folio starts a new dirtying episode: its owner is done
-	 * with it.  (No room, or a lost race: counted there.) */
-	if (!folio_own(&key, &pos, &owner, maybe_owned, flags))
+	 * with it.  (No room, or a lost race: counted there.)  A block
+	 * device's folio whose in-flight write a transaction filed is that
+	 * transaction's until it completes: the entry is next in line. */
+	queued = bdev && maybe_owned ? txn_page_queue_owner(&key, &owner, flags) : TXN_QUEUE_NO;
+	if (queued == TXN_QUEUE_FULL ||
+	    (queued == TXN_QUEUE_NO && !folio_own(&key, &pos, &owner, maybe_owned, flags)))
 		return 0;
 
 	/* Owned: from here the entry's close counts it in its settlement. */

@@ -255,6 +255,35 @@ static __always_inline bool owner_in_flight(const struct amp_folio_slot *s, cons
 	return !s->written && flags && flags_writeback(flags);
 }
 
+/* Owner o takes a free slot of folio key's window (or the overflow hash):
+ * false if there is no room (pages_full). */
+static __always_inline bool folio_insert(struct amp_page_key *key, const struct folio_pos *p,
+					  const struct amp_page_owner *o)
+{
+	struct amp_folio_slot *s;
+	__u32 home = p->home;
+	__u64 tag = p->tag;
+
+	for (int i = 0; i < AMP_FOLIO_WINDOW; i++) {
+		s = folio_slot(home, i);
+		if (!s || s->tag)
+			continue;
+		if (__sync_val_compare_and_swap(&s->tag, 0, tag | AMP_SLOT_BUSY))
+			continue;	/* another folio took it first */
+		slot_fill(s, o);
+		slot_unlock(s, tag);
+		return true;
+	}
+	/* A full window: the hash, with its lock. */
+	if (!bpf_map_update_elem(&page_owners, key, o, BPF_NOEXIST)) {
+		__sync_fetch_and_add(&overflow_live, 1);
+		STAT_INC(pages_overflow);
+		return true;
+	}
+	STAT_INC(pages_full);
+	return false;
+}
+
 /*
  * The folio key (at p) starts a dirtying episode: owner o takes it, replacing any
  * owner it had.  maybe_owned: its dirtied bit was set before (a folio
@@ -304,24 +333,7 @@ static __always_inline bool folio_own(struct amp_page_key *key, const struct fol
 		}
 		overflow_cancel(key);
 	}
-	for (int i = 0; i < AMP_FOLIO_WINDOW; i++) {
-		s = folio_slot(home, i);
-		if (!s || s->tag)
-			continue;
-		if (__sync_val_compare_and_swap(&s->tag, 0, tag | AMP_SLOT_BUSY))
-			continue;	/* another folio took it first */
-		slot_fill(s, o);
-		slot_unlock(s, tag);
-		return true;
-	}
-	/* A full window: the hash, with its lock. */
-	if (!bpf_map_update_elem(&page_owners, key, o, BPF_NOEXIST)) {
-		__sync_fetch_and_add(&overflow_live, 1);
-		STAT_INC(pages_overflow);
-		return true;
-	}
-	STAT_INC(pages_full);
-	return false;
+	return folio_insert(key, p, o);
 }
 
 /* The folio starts a dirtying episode nobody traced: whoever owned it is

@@ -75,6 +75,70 @@ static __always_inline bool txn_page_dirtied(struct amp_page_key *key, const voi
 	return true;
 }
 
+/*
+ * A traced entry dirties block-device folio key while a write of it filed
+ * under a transaction is in flight (PG_writeback and a txn_pages entry):
+ * that write is the transaction's, so the entry's owner o waits in
+ * page_next_owners, as it does behind an entry's write (folio_own), and
+ * takes the folio at that write's completion (txn_next_owner_take).  Taken
+ * at once, the folio's slot charged the transaction's write to the entry,
+ * and txn_pages, left naming the transaction, took the entry's own write
+ * later: the two swapped.
+ */
+enum txn_queue { TXN_QUEUE_NO, TXN_QUEUE_YES, TXN_QUEUE_FULL };
+
+static __always_inline enum txn_queue txn_page_queue_owner(struct amp_page_key *key,
+							   const struct amp_page_owner *o,
+							   const void *flags)
+{
+	struct amp_page_owner *old;
+
+	if (!flags_writeback(flags) || !bpf_map_lookup_elem(&txn_pages, key))
+		return TXN_QUEUE_NO;
+	/* One left from a write whose completion was never walked as the
+	 * transaction's (an unwalked bio): it will not see this one either. */
+	old = bpf_map_lookup_elem(&page_next_owners, key);
+	if (old)
+		owner_cancel(old->entry_id, old->settle_slot, false);
+	if (bpf_map_update_elem(&page_next_owners, key, o, BPF_ANY)) {
+		STAT_INC(pages_full);
+		return TXN_QUEUE_FULL;
+	}
+	if (bpf_map_lookup_elem(&txn_pages, key))
+		return TXN_QUEUE_YES;
+	/* The completion came meanwhile (another CPU).  Whoever deletes the
+	 * queued owner has it: the completion, to hand it the folio, or this
+	 * dirtying, to own the folio at once. */
+	if (bpf_map_delete_elem(&page_next_owners, key))
+		return TXN_QUEUE_YES;
+	return TXN_QUEUE_NO;
+}
+
+/*
+ * A write filed under a transaction completed (txn_page_written charged
+ * it): an entry queued behind it (txn_page_queue_owner) owns the folio
+ * now.  Global, as folio_written_global and for the same reason: the
+ * window scan, inlined into the block walk, multiplies its states.
+ */
+__noinline int txn_next_owner_take(struct folio_io *io)
+{
+	struct amp_page_owner o, *p;
+	struct amp_page_key key;
+
+	if (!io)
+		return 0;
+	key = io->key;
+	p = bpf_map_lookup_elem(&page_next_owners, &key);
+	if (!p)
+		return 0;
+	o = *p;
+	if (bpf_map_delete_elem(&page_next_owners, &key))
+		return 0;	/* its dirtying took it back: see there */
+	if (!folio_insert(&key, &io->pos, &o))
+		owner_cancel(o.entry_id, o.settle_slot, false);
+	return 1;
+}
+
 /* Metadata bytes of transaction (dev, tid) written in place on disk: in
  * its record if that is still to come, else in a late one.  1 if charged
  * (class metadata all the same); 0: by window.  Inline: the walk's frames
