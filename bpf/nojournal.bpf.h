@@ -122,4 +122,41 @@ int BPF_PROG(on_ext4_journal_start)
 	return kthread_file_forget();
 }
 
+/*
+ * The end of a kernel thread's work on its file, as the kernel says it:
+ * else kthread_files outlives it, cleared only by the thread's next ext4
+ * handle or block mapping.  The flusher that wrote a traced file's pages
+ * then writes the block device's own inode and, redirtying a folio it
+ * cannot write now (folio_redirty_for_writepage, writeback_dirty_folio in
+ * the flusher), filed it under that file's stand-in, disowning the entry
+ * that dirtied it; and a worker's tid, reused by a new kworker, passed the
+ * file on.  Both tracepoints fire often: one lookup, a delete only when the
+ * thread has a file.
+ */
+static __always_inline int kthread_file_done(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	if (bpf_map_lookup_elem(&kthread_files, &tid))
+		bpf_map_delete_elem(&kthread_files, &tid);
+	return 0;
+}
+
+/* One inode's write-back done (__writeback_single_inode's end): the
+ * flusher's mapping and allocation for a file happen within its own, so
+ * whatever inode this was, a file named before is no longer worked for. */
+SEC("tp_btf/writeback_single_inode")
+int BPF_PROG(on_writeback_single_inode)
+{
+	return kthread_file_done();
+}
+
+/* A work item done: a kworker's next one (or the next kworker with its
+ * tid) works for a file only once it names it. */
+SEC("tp_btf/workqueue_execute_end")
+int BPF_PROG(on_workqueue_execute_end)
+{
+	return kthread_file_done();
+}
+
 #endif /* AMPTRACE_NOJOURNAL_BPF_H */

@@ -279,6 +279,13 @@ static int configure(struct tracer *t)
 	}
 	if (!kernel_has_tracepoint("ext4_ext_map_blocks_enter"))
 		bpf_program__set_autoload(skel->progs.on_ext4_map_blocks, false);
+	/* Where a kernel thread's file (kthread_files) is forgotten: needed
+	 * only where one of those two notes it. */
+	if (!kernel_has_tracepoint("ext4_ext_map_blocks_enter") &&
+	    !kernel_has_tracepoint("ext4_journal_start_inode")) {
+		bpf_program__set_autoload(skel->progs.on_writeback_single_inode, false);
+		bpf_program__set_autoload(skel->progs.on_workqueue_execute_end, false);
+	}
 	/* A kernel thread's handle for no file (nojournal.bpf.h): 6.5+ names
 	 * those ext4_journal_start_sb, before every handle ext4_journal_start. */
 	if (!kernel_has_tracepoint("ext4_journal_start_sb"))
