@@ -108,6 +108,8 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 	key.ino = host->i_ino;
 	key.index = index;
 	bdev = sb->s_magic == AMP_BDEVFS_MAGIC;
+	if (bdev && !bdevfs_dev)
+		bdevfs_dev = sb->s_dev;	/* one superblock: the first is it */
 	/* Any writer's folio on the traced disk: dirtied since the start.
 	 * (Not other disks': their bits would only blur this one's.) */
 	disk = filter_dev ? host_disk(host, sb, key.dev, bdev) : 0;

@@ -64,6 +64,12 @@ __u64 overflow_live AMP_HOT = 0;
 __u64 next_entry_id AMP_HOT __attribute__((aligned(64))) = 1;
 /* Where the next settlement looks for a free slot in `unsettled`. */
 __u32 next_settle_slot AMP_HOT = 0;
+/* The block-device pseudo-filesystem's own (anonymous) s_dev, set by the
+ * dirtying stage at its first folio: user space names an inode a block
+ * device only on this device (user/sys/paths.c), not any major-0 one (a
+ * tmpfs file whose inode number is some disk's dev_t).  Written once and
+ * read for block-device folios only: off the settings' line. */
+__u32 bdevfs_dev AMP_HOT = 0;
 
 /*
  * Folios dirtied since tracing started, by anyone: one bit per hash of

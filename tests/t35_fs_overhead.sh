@@ -76,6 +76,11 @@ if fs == "ext4nj":
             if r["kind"] == "metadata" and r["dev"] != d["dev"]]
     assert bdev, f"{tag}: no block-device metadata folio owned by an entry"
     print(f"ok: {tag}: {len(bdev)} block-device metadata folios owned by entries")
+    # Named by the block device they are of: recognised by the kernel
+    # side's note of bdevfs's own device, not by any major-0 device.
+    names = {r["path"] for r in bdev}
+    assert names == {f"/dev/{dev} (block device)"}, f"{tag}: block-device folios named {names}"
+    print(f"ok: {tag}: named {names.pop()}")
 PY
 }
 

@@ -37,12 +37,20 @@ struct path_entry {
 static struct path_entry *cache;
 static size_t cache_len, cache_cap;
 static int files_map_fd = -1, paths_map_fd = -1;
+static const volatile __u32 *bdevfs_dev;
 
 /* The kernel's per-file maps: its paths and basenames are the last resort. */
 void paths_use_maps(int files_fd, int paths_fd)
 {
 	files_map_fd = files_fd;
 	paths_map_fd = paths_fd;
+}
+
+/* The kernel side's note of the block-device pseudo-filesystem's s_dev
+ * (0 until it sees one of its folios). */
+void paths_use_bdevfs(const volatile __u32 *dev)
+{
+	bdevfs_dev = dev;
 }
 
 /* The names in order, after the mount point; ".../" in front of a walk
@@ -87,14 +95,17 @@ static char *file_path_str(const struct amp_file_path *p)
  * has an anonymous device (major 0) and numbers each inode by the dev_t
  * of the device it stands for.  Its pages are the metadata blocks of the
  * filesystem on that device (ext4 without a journal): "/dev/NAME (block
- * device)", or NULL if ino names no block device here.
+ * device)", or NULL if ino names no block device here.  Only on that
+ * pseudo-filesystem's own device, as the kernel side saw it: any major-0
+ * device (tmpfs, overlay, a btrfs subvolume) has inode numbers that may
+ * equal some disk's dev_t.
  */
 static char *bdev_name(__u32 kdev, __u64 ino)
 {
 	char path[64], line[128], out[160], *name = NULL;
 	FILE *f;
 
-	if (kdev_major(kdev) || !ino || ino >> 32)
+	if (!bdevfs_dev || !*bdevfs_dev || kdev != *bdevfs_dev || !ino || ino >> 32)
 		return NULL;
 	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/uevent",
 		 kdev_major((__u32)ino), kdev_minor((__u32)ino));

@@ -15,5 +15,8 @@ const char *path_of(__u32 kdev, __u64 ino, __u32 pid);
 const char *path_of_fn(void *ctx, __u32 kdev, __u64 ino, __u32 pid);
 /* The kernel side's files and file_paths maps: the last resort. */
 void paths_use_maps(int files_fd, int paths_fd);
+/* The kernel side's bdevfs_dev (bpf/maps.bpf.h): where block devices'
+ * own inodes are. */
+void paths_use_bdevfs(const volatile __u32 *dev);
 
 #endif /* AMPTRACE_PATHS_H */

@@ -748,6 +748,7 @@ int trace_run(const struct trace_opts *o)
 		goto cleanup;
 	summarizer_use_progs(t.summarizer, t.skel->obj);
 	paths_use_maps(bpf_map__fd(t.skel->maps.files), bpf_map__fd(t.skel->maps.file_paths));
+	paths_use_bdevfs(&t.skel->data->bdevfs_dev);
 	own_startup(&t);
 
 	signal(SIGINT, on_signal);
