@@ -63,6 +63,14 @@ struct known_txn {
 	 * that have. */
 	__u64 late_waiting;
 	__u64 handles_claimed;
+	/* Kernel threads' shares for traced file i (st.files[i]) that no held
+	 * entry had pages of, kept while entries of this transaction are
+	 * still to come (one of them the file's writer: journald's start-up
+	 * entry, open until its next syscall, reaches the ledger after the
+	 * checkpoint's record): by the transaction's split (journal and
+	 * metadata), and late bytes (all metadata). */
+	__u64 files_waiting[AMP_TXN_FILES];
+	__u64 files_late_waiting[AMP_TXN_FILES];
 	bool committed;
 };
 
@@ -295,6 +303,19 @@ static void credit_share(struct ledger *l, struct held *h, struct known_txn *t, 
 		d->journal_by_cause += share;
 }
 
+/* Pages of file (dev, ino) an entry dirtied, as its scatter slots say. */
+static __u64 entry_file_pages(const struct amp_entry *e, __u32 dev, __u64 ino)
+{
+	__u32 runs = e->nr_runs < AMP_SCATTER_MAX ? e->nr_runs : AMP_SCATTER_MAX;
+	__u64 pages = 0;
+
+	for (__u32 i = 0; i < runs; i++)
+		if (e->runs[i].ino == ino && e->runs[i].dev == dev &&
+		    e->runs[i].kind == AMP_PAGE_FILE)
+			pages += e->runs[i].npages;
+	return pages;
+}
+
 /* One entry's share of a committed transaction's bytes. */
 static void charge_share(struct ledger *l, struct held *h, struct known_txn *t, __u32 handles)
 {
@@ -327,6 +348,30 @@ static void claim_share(struct ledger *l, struct held *h, struct known_txn *t, _
 		h->c.meta += share;
 		if (d)
 			d->journal_by_cause += share;
+	}
+	/* Kernel threads' shares for a file this entry dirtied: by its
+	 * handles among those still to come; the last of them to arrive
+	 * leaves what nobody with pages of the file took to the window. */
+	for (int i = 0; i < AMP_TXN_FILES && waiting; i++) {
+		const struct amp_txn_file *f = &t->st.files[i];
+		__u64 *wait[2] = { &t->files_waiting[i], &t->files_late_waiting[i] };
+
+		for (int late = 0; late < 2; late++) {
+			__u64 share = handles >= waiting ? *wait[late] : *wait[late] * handles / waiting;
+
+			if (!*wait[late])
+				continue;
+			if (entry_file_pages(&h->e, f->dev, f->ino)) {
+				credit_share(l, h, t, share, late);
+				*wait[late] -= share;
+			} else if (handles >= waiting) {
+				struct window *w = window_of(l, txn_disk(t));
+
+				if (w)
+					w->pool += *wait[late];
+				*wait[late] = 0;
+			}
+		}
 	}
 	t->handles_claimed += handles;
 }
@@ -377,25 +422,14 @@ static void txn_release_rest(struct ledger *l, struct known_txn *t)
 	t->given = txn_bytes(t);
 }
 
-/* Pages of file (dev, ino) an entry dirtied, as its scatter slots say. */
-static __u64 entry_file_pages(const struct amp_entry *e, __u32 dev, __u64 ino)
-{
-	__u32 runs = e->nr_runs < AMP_SCATTER_MAX ? e->nr_runs : AMP_SCATTER_MAX;
-	__u64 pages = 0;
-
-	for (__u32 i = 0; i < runs; i++)
-		if (e->runs[i].ino == ino && e->runs[i].dev == dev &&
-		    e->runs[i].kind == AMP_PAGE_FILE)
-			pages += e->runs[i].npages;
-	return pages;
-}
 
 /*
  * Handles kernel threads opened for a traced file (ext4 converting the
  * extents its data went to, the flusher allocating its blocks): the work
  * of the entries that dirtied that file.  Each file's share of bytes_all
  * (by its handles, at most left in all) is split over the held entries by
- * their pages of it; with none held (all printed), by window.  late: the
+ * their pages of it; with none held, kept for the transaction's entries
+ * still to come (claim_share), else (all printed) by window.  late: the
  * bytes are metadata t wrote in place after its record (ledger_txn_late).
  * Returns the bytes handed out.
  */
@@ -421,6 +455,14 @@ static __u64 txn_share_files(struct ledger *l, struct known_txn *t, __u64 bytes_
 				last = h;
 		}
 		out += bytes;
+		if (!pages && t->st.handles_traced > t->handles_claimed) {
+			/* Its writer may be among the entries still to come. */
+			if (late)
+				t->files_late_waiting[i] += bytes;
+			else
+				t->files_waiting[i] += bytes;
+			continue;
+		}
 		if (!pages) {
 			struct window *w = window_of(l, txn_disk(t));
 
@@ -632,6 +674,11 @@ void ledger_flush(struct ledger *l, int txns_fd)
 		if (w)
 			w->pool += t->late_waiting;
 		t->late_waiting = 0;
+		for (int f = 0; f < AMP_TXN_FILES; f++) {
+			if (w)
+				w->pool += t->files_waiting[f] + t->files_late_waiting[f];
+			t->files_waiting[f] = t->files_late_waiting[f] = 0;
+		}
 	}
 	ledger_tick(l, true);
 	for (size_t i = 0; i < l->nr_wins; i++) {
