@@ -10,6 +10,8 @@
 #  (c) by cause >= the floor measured on 6.18 for FS and workload (a
 #      regression fails; raise a floor as charging gets better).
 #  (d) journald-ail: >= 90% of the entries' bills by cause.
+#  (e) xfs journald: at most 64 B by window (kernel threads' shares for
+#      the journal file reach the start-up entry that wrote it).
 # Run by t41_cause_ext4.sh and t41_cause_xfs.sh.  T41_WORKLOADS overrides
 # the workloads ("synth journald rollback wal").
 set -euo pipefail
@@ -54,6 +56,14 @@ cf = d["cause_fraction"]
 print(f"{tag}: cause_fraction {cf:.4f} ({d['by_cause']} of {total} B; by window {d['by_window']})")
 assert cf >= floor[fs, what], f"{tag}: {cf:.1%} by cause, below the measured floor {floor[fs, what]:.0%}"
 print(f"ok: {tag}: {cf:.1%} by cause >= floor {floor[fs, what]:.0%}")
+# journald's start-up entry (its file's header and first objects, written
+# before its first syscall) reaches the ledger only at its next syscall,
+# after the checkpoint that allocated the file: the ioend kworker's share
+# for that file waits for it (was by window: 438 of 441 B).  Nothing else
+# goes by window on xfs without the AIL push: 1-3 B of rounding on 6.18.
+if (fs, what) == ("xfs", "journald"):
+    assert d["by_window"] <= 64, f"{tag}: {d['by_window']} B by window: a kernel thread's share for the journal file found no entry?"
+    print(f"ok: {tag}: {d['by_window']} B by window (<= 64)")
 if what == "journald-ail":
     tf = d["by_cause"] / charged
     assert tf >= 0.90, f"{tag}: {tf:.1%} of the entries' bills by cause, below 90%: the write-back went by window?"
