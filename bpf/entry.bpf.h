@@ -158,6 +158,25 @@ static __always_inline void entry_close(struct amp_thread *t, __u64 now, __u32 f
 		settle_put_n(s, AMP_SETTLE_OPEN_BIAS - (__s32)e->folios_dirtied);
 }
 
+/* Handles the thread opened with no entry (fsjournal.bpf.h's
+ * txn_add_early) that no entry of its will take (it exits, tracing ends,
+ * or it handles in another transaction): by window after all. */
+static __always_inline void early_txn_drop(struct amp_thread *t)
+{
+	struct amp_entry_txn *k = &t->early_txn;
+	struct amp_txn_key key = { .dev = k->dev, .tid = k->tid };
+	struct amp_txn_stats *ts;
+
+	if (!k->handles)
+		return;
+	ts = bpf_map_lookup_elem(&txns, &key);
+	if (ts) {
+		__sync_fetch_and_sub(&ts->handles_traced, k->handles);
+		__sync_fetch_and_add(&ts->handles_untraced, k->handles);
+	}
+	k->handles = 0;
+}
+
 /* Close the thread's previous entry and open a new one for syscall p, at
  * now: a write's enter, a receive's return. */
 static __always_inline struct amp_entry *
@@ -179,6 +198,12 @@ entry_open(struct amp_thread *t, __u64 pid_tgid, const struct pending_syscall *p
 #pragma unroll
 		for (int i = 0; i < AMP_COMM_LEN; i++)
 			e->comm[i] = comm[i];
+	}
+	/* Handles the thread opened since its last entry: this one's. */
+	if (t->early_txn.handles) {
+		e->txns[0] = t->early_txn;
+		e->nr_txns = 1;
+		t->early_txn.handles = 0;
 	}
 	e->syscall_nr = p->nr;
 	e->fd_dev = p->fd_dev;
@@ -228,6 +253,7 @@ int drain_threads(struct bpf_iter__task *ctx)
 	t = bpf_task_storage_get(&threads, task, 0, 0);
 	if (t) {
 		entry_close(t, bpf_ktime_get_boot_ns(), AMP_ENTRY_DRAINED);
+		early_txn_drop(t);
 		file_delta_flush(t, task->tgid);
 	}
 	return 0;

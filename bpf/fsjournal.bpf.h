@@ -206,24 +206,53 @@ static __always_inline bool txn_add_file_handle(struct amp_txn_stats *ts, __u32 
 
 /* One handle (a jbd2 handle, an xfs transaction) opened in the current
  * task's context in the transaction key: who caused it. */
+/*
+ * A traced process's thread opened a handle with no entry open: the work
+ * of its next entry (journald creating, sizing and stamping its file
+ * before the write fault that opens its start-up entry; a writer creating
+ * its file before its first write), which takes it as one of its own
+ * (entry_open).  One transaction is kept: a handle in another one sends
+ * the kept ones by window.  Counted traced at once, so the ledger holds
+ * the commit's share for the entry to come.
+ */
+static __always_inline void txn_add_early(struct amp_thread *t, struct amp_txn_key *key,
+					  struct amp_txn_stats *ts)
+{
+	struct amp_entry_txn *k = &t->early_txn;
+
+	if (k->dev != key->dev || k->tid != key->tid)
+		early_txn_drop(t);
+	k->dev = key->dev;
+	k->tid = key->tid;
+	k->handles++;
+	__sync_fetch_and_add(&ts->handles_traced, 1);
+}
+
 static __always_inline void txn_add_handle(struct amp_txn_key *key, __u32 fs)
 {
 	struct amp_txn_stats *ts = txn_stats(key, fs);
+	struct amp_thread *t;
 	struct amp_entry *e;
 
 	if (!ts)
 		return;
-	e = thread_entry(thread_state(false));
+	t = thread_state(false);
+	e = thread_entry(t);
 	if (!e) {
 		/* A kernel thread's handle is shared by the entries that dirtied
 		 * the traced file it names, else by window; an untraced
 		 * process's is its own business, never charged to an entry.  A
 		 * traced process's thread outside any logging syscall (a writer
 		 * creating its file, journald's "journal-offline" thread syncing
-		 * and truncating the file it archives) handles for that process:
-		 * by window, among its entries, not as an untraced process's. */
+		 * and truncating the file it archives) handles for its next
+		 * entry, or by window if none comes. */
 		if (!current_is_kthread() && task_is_target(bpf_get_current_pid_tgid())) {
-			__sync_fetch_and_add(&ts->handles_untraced, 1);
+			if (!t)
+				t = thread_state(true);
+			if (t)
+				txn_add_early(t, key, ts);
+			else
+				__sync_fetch_and_add(&ts->handles_untraced, 1);
 		} else if (!current_is_kthread()) {
 			__sync_fetch_and_add(&ts->handles_user, 1);
 		} else if (!txn_add_file_handle(ts, key->dev)) {

@@ -162,6 +162,9 @@ struct amp_thread {
 	 * needs no lookup either; added to `files` when it writes another
 	 * file, when it exits, and when tracing ends. */
 	struct amp_file_delta file_delta;
+	/* A handle it opened with no entry open (journald creating and
+	 * sizing its file before its first entry): its next entry's. */
+	struct amp_entry_txn early_txn;
 	struct amp_entry open;		/* the open entry */
 };
 

@@ -271,6 +271,7 @@ int BPF_PROG(on_thread_exit)
 
 	if (t) {
 		entry_close(t, bpf_ktime_get_boot_ns(), 0);
+		early_txn_drop(t);
 		file_delta_flush(t, bpf_get_current_pid_tgid() >> 32);
 	}
 	return 0;
