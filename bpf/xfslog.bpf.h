@@ -25,8 +25,11 @@ struct xfs_cil___amp {
 	__u64 xc_push_seq;
 } __attribute__((preserve_access_index));
 
+struct xfs_mount___amp;
+
 struct xlog___amp {
 	struct xfs_cil___amp *l_cilp;
+	struct xfs_mount___amp *l_mp;
 } __attribute__((preserve_access_index));
 
 struct xfs_mount___amp {
@@ -164,11 +167,11 @@ static __always_inline void xfs_txn_done(struct amp_txn_key *key)
  * pushing the AIL (inode cluster buffers, AGF/AGI/AGFL, btree blocks), the
  * log worker covering an idle log, unmount.  Each bio of a buffer has the
  * buffer as bi_private; each log item attached to it (the buffer's own, if
- * the buffer was logged; the inode items of an inode cluster) keeps the
- * CIL sequence it was last committed in (li_seq, 5.14+).  The bytes go to
- * the latest of those checkpoints, which the ledger splits like its log
- * bytes (a late record if its own went already).  A buffer none of whose
- * items names one (never logged while traced) stays by window.
+ * the buffer was logged; the inode items of an inode cluster) names the
+ * checkpoint that last logged it (xfs_item_charge_seq, 5.14+).  The bytes
+ * go to the latest of those checkpoints, which the ledger splits like its
+ * log bytes (a late record if its own went already).  A buffer none of
+ * whose items names one (never logged while traced) stays by window.
  */
 struct xfs_log_item___amp {
 	struct list_head li_bio_list;
@@ -187,7 +190,62 @@ struct xfs_buf___amp {
 
 #define AMP_XFS_BUF_ITEMS 8
 
+/*
+ * The checkpoint an item was last committed in: what its write-back is
+ * charged to.  li_seq is set at an item's first commit only (what
+ * xfs_log_item_in_current_chkpt needs), and an inode's item lives as long
+ * as the inode is cached: journald's file would charge every write-back of
+ * its inode cluster to the checkpoint that first logged it.  An inode item
+ * keeps its latest one in ili_commit_seq (5.14+, as li_seq); a buffer's
+ * item is freed once the buffer is clean, so its li_seq is the first
+ * checkpoint since its last write-back.
+ */
+#define AMP_XFS_LI_INODE 0x123b
+
+struct xfs_log_item___seq {
+	unsigned int li_type;
+	__u64 li_seq;
+} __attribute__((preserve_access_index));
+
+struct xfs_inode_log_item___amp {
+	__u64 ili_commit_seq;		/* xfs_csn_t */
+} __attribute__((preserve_access_index));
+
+/* Log items in the AIL -> the checkpoint that last logged them, as read
+ * when it put them there (xfs_ail_event: an inode item's ili_commit_seq is
+ * cleared when the inode is flushed, before its buffer's bio is queued). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);	/* a lost item only holds longer */
+	__uint(max_entries, 65536);
+	__type(key, __u64);			/* the log item */
+	__type(value, struct amp_txn_key);	/* its checkpoint, counted there */
+} xfs_ail_items SEC(".maps");
+
+static __always_inline __u64 xfs_item_seq(void *item)
+{
+	struct xfs_log_item___seq *lip = item;
+	struct xfs_inode_log_item___amp *iip = item;	/* ili_item is first */
+	__u64 seq;
+
+	if (bpf_core_field_exists(iip->ili_commit_seq) &&
+	    BPF_CORE_READ(lip, li_type) == AMP_XFS_LI_INODE) {
+		seq = BPF_CORE_READ(iip, ili_commit_seq);
+		if (seq)
+			return seq;
+	}
+	return BPF_CORE_READ(lip, li_seq);
+}
+
 /* A buffer write queued: to fs_bios as metadata of its checkpoint. */
+/* The checkpoint an item's write-back is charged to. */
+static __always_inline __u64 xfs_item_charge_seq(void *item)
+{
+	__u64 ikey = (__u64)item;
+	struct amp_txn_key *k = bpf_map_lookup_elem(&xfs_ail_items, &ikey);
+
+	return k ? k->tid : xfs_item_seq(item);
+}
+
 static __always_inline void xfs_buf_bio_queued(struct bio *bio)
 {
 	struct xfs_buf___amp *bp = BPF_CORE_READ(bio, bi_private);
@@ -202,7 +260,7 @@ static __always_inline void xfs_buf_bio_queued(struct bio *bio)
 		return;
 	bli = BPF_CORE_READ(bp, b_log_item);
 	if (bli)
-		seq = BPF_CORE_READ(bli, bli_item.li_seq);
+		seq = xfs_item_charge_seq(bli);	/* bli_item is first */
 	/* The inode items of a cluster, from the last attached back: the
 	 * newest sequence among the first few (one inode relogged later than
 	 * the others is the common case: the logger's file). */
@@ -212,7 +270,7 @@ static __always_inline void xfs_buf_bio_queued(struct bio *bio)
 		struct xfs_log_item___amp *lip = (void *)pos -
 			bpf_core_field_offset(struct xfs_log_item___amp, li_bio_list);
 
-		s = BPF_CORE_READ(lip, li_seq);
+		s = xfs_item_charge_seq(lip);
 		if (s > seq)
 			seq = s;
 		pos = BPF_CORE_READ(pos, prev);
@@ -223,6 +281,100 @@ static __always_inline void xfs_buf_bio_queued(struct bio *bio)
 	fb.txn.tid = (__u32)seq;
 	if (bpf_map_update_elem(&fs_bios, &bkey, &fb, BPF_ANY))
 		STAT_INC(jbd2_bios_full);
+}
+
+/*
+ * A checkpoint's log items still in the AIL, waiting to be written back in
+ * place: while any is, its buffers' late bytes may still come, so user
+ * space holds the checkpoint's entries (up to a limit, see the ledger)
+ * rather than print them and send those bytes by window.  The AIL events
+ * (xfs_ail_insert, _move, _delete) name the item; the checkpoint that
+ * last logged it (xfs_item_seq) is the one its write-back will charge
+ * (xfs_buf_bio_queued reads it back from xfs_ail_items), so an item
+ * relogged in a later checkpoint moves to that one's count.
+ */
+struct xfs_log_item___ail {
+	__u64 li_seq;			/* xfs_csn_t */
+	struct xlog___amp *li_log;	/* 5.19+ */
+	struct xfs_mount___amp *li_mountp;	/* before */
+} __attribute__((preserve_access_index));
+
+/* Checkpoints the AIL has counted (0: all written back), the oldest
+ * evicted first: the ledger takes a checkpoint it does not find for one
+ * with nothing to wait for, once the AIL had time to count it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct amp_txn_key);
+	__type(value, __s64);			/* its items in the AIL */
+} xfs_ail_seqs SEC(".maps");
+
+static __always_inline void xfs_ail_count(const struct amp_txn_key *key, __s64 n)
+{
+	__s64 *c = bpf_map_lookup_elem(&xfs_ail_seqs, key), one = 1;
+
+	if (c) {
+		__sync_fetch_and_add(c, n);
+		return;
+	}
+	/* An LRU map: no room only if another CPU made it meanwhile. */
+	if (n > 0 && bpf_map_update_elem(&xfs_ail_seqs, key, &one, BPF_NOEXIST) &&
+	    (c = bpf_map_lookup_elem(&xfs_ail_seqs, key)))
+		__sync_fetch_and_add(c, n);
+}
+
+/* The item's checkpoint leaves the AIL count (delete), or moves to the one
+ * it was logged in now (insert, move). */
+static __always_inline int xfs_ail_event(void *item, bool gone)
+{
+	struct xfs_log_item___ail *lip = item;
+	struct amp_txn_key key, *old;
+	__u64 ikey = (__u64)item;
+
+	if (!lip || !bpf_core_field_exists(lip->li_seq))
+		return 0;
+	old = bpf_map_lookup_elem(&xfs_ail_items, &ikey);
+	if (gone) {
+		if (old) {
+			key = *old;
+			bpf_map_delete_elem(&xfs_ail_items, &ikey);
+			xfs_ail_count(&key, -1);
+		}
+		return 0;
+	}
+	if (bpf_core_field_exists(lip->li_log))
+		key.dev = BPF_CORE_READ(lip, li_log, l_mp, m_super, s_dev);
+	else
+		key.dev = BPF_CORE_READ(lip, li_mountp, m_super, s_dev);
+	if (!disk_is_target(key.dev))
+		return 0;
+	key.tid = (__u32)xfs_item_seq(lip);
+	if (old && old->dev == key.dev && old->tid == key.tid)
+		return 0;
+	if (old)
+		xfs_ail_count(old, -1);
+	if (bpf_map_update_elem(&xfs_ail_items, &ikey, &key, BPF_ANY))
+		return 0;
+	xfs_ail_count(&key, 1);
+	return 0;
+}
+
+SEC("tp_btf/xfs_ail_insert")
+int BPF_PROG(on_xfs_ail_insert, void *lip)
+{
+	return xfs_ail_event(lip, false);
+}
+
+SEC("tp_btf/xfs_ail_move")
+int BPF_PROG(on_xfs_ail_move, void *lip)
+{
+	return xfs_ail_event(lip, false);
+}
+
+SEC("tp_btf/xfs_ail_delete")
+int BPF_PROG(on_xfs_ail_delete, void *lip)
+{
+	return xfs_ail_event(lip, true);
 }
 
 /* The request walked (its bytes now in the checkpoint's journal_bytes):

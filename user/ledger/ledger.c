@@ -41,6 +41,10 @@ struct held {
 	struct entry_costs c;
 	int pending_txns;	/* its transactions not yet committed */
 	bool window_done;
+	/* Complete but for an xfs checkpoint's buffers the AIL has yet to
+	 * write back (ledger_xfs_ail): held until then or ail_until. */
+	bool ail_hold;
+	double ail_until;
 	struct held *next;
 	/* Last, and allocated only as far as its scatter slots in use go: a
 	 * busy logger has a minute's worth of entries waiting here. */
@@ -72,6 +76,11 @@ struct known_txn {
 	__u64 files_waiting[AMP_TXN_FILES];
 	__u64 files_late_waiting[AMP_TXN_FILES];
 	bool committed;
+	double committed_at;	/* when its record came (now_s) */
+	/* xfs: whether the AIL still holds items of it, as last read (at
+	 * ail_read); once none (since ail_clear_at), for good. */
+	bool ail_busy, ail_clear;
+	double ail_read, ail_clear_at;
 };
 
 struct window {
@@ -91,6 +100,10 @@ struct ledger {
 	void *emit_ctx;
 	int devs_fd;
 	int btrfs_own_fd;	/* -1: no btrfs traced */
+	int xfs_ail_fd;		/* -1: no xfs hold */
+	double xfs_hold_s;
+	size_t nr_ail_held;	/* held entries with ail_hold */
+	bool flushing;		/* the run ended: hold nothing more */
 	struct held *held, **held_tail;
 	size_t nr_ready;	/* held entries whose bill is complete */
 	struct known_txn *txns;
@@ -111,6 +124,7 @@ struct ledger *ledger_new(ledger_emit_fn emit, void *ctx, int devs_fd)
 	l->emit_ctx = ctx;
 	l->devs_fd = devs_fd;
 	l->btrfs_own_fd = -1;
+	l->xfs_ail_fd = -1;
 	l->held_tail = &l->held;
 	return l;
 }
@@ -118,6 +132,12 @@ struct ledger *ledger_new(ledger_emit_fn emit, void *ctx, int devs_fd)
 void ledger_btrfs_own(struct ledger *l, int fd)
 {
 	l->btrfs_own_fd = fd;
+}
+
+void ledger_xfs_ail(struct ledger *l, int fd, double hold_s)
+{
+	l->xfs_ail_fd = fd;
+	l->xfs_hold_s = hold_s;
 }
 
 /* The btrfs metadata an entry wrote for itself, by tree (the kernel's
@@ -205,16 +225,101 @@ static void emit_held(struct ledger *l, struct held *h)
 	l->emit(l->emit_ctx, &full, &h->c);
 }
 
-static bool held_ready(const struct held *h)
+/* Its commits known and its write-out window closed. */
+static bool held_complete(const struct held *h)
 {
 	return !h->pending_txns && h->window_done;
+}
+
+static bool held_ready(const struct held *h)
+{
+	return held_complete(h) && !h->ail_hold;
+}
+
+static struct known_txn *txn_find(struct ledger *l, __u32 dev, __u32 tid);
+
+/* The checkpoint's items reach the AIL after its commit record is written,
+ * from the log's I/O completion work: a checkpoint the AIL has not counted
+ * yet may still get some this long after its record. */
+#define AIL_INSERT_GRACE_S 2.0
+/* An item leaves the AIL just after its buffer's write is walked: the late
+ * record of that write may still be in the ring buffer when the count
+ * reads 0.  A cleared checkpoint's entries wait one sweep more. */
+#define AIL_CLEAR_GRACE_S 0.4
+
+/*
+ * Whether one of h's xfs checkpoints still has log items in the AIL: their
+ * buffers' write-back (ledger_txn_late) is still to come, and would go by
+ * window once h is printed.  At idle xfs pushes the AIL from its log
+ * worker, every fs.xfs.xfssyncd_centisecs (30 s): hence the hold's limit.
+ */
+static bool ail_pending(struct ledger *l, const struct held *h, double now)
+{
+	if (l->xfs_ail_fd < 0 || l->flushing)
+		return false;
+	for (__u32 i = 0; i < h->e.nr_txns && i < AMP_ENTRY_TXNS; i++) {
+		struct known_txn *t = txn_find(l, h->e.txns[i].dev, h->e.txns[i].tid);
+		struct amp_txn_key key = { .dev = h->e.txns[i].dev, .tid = h->e.txns[i].tid };
+		__s64 items;
+
+		if (!t || t->st.fs != AMP_FS_XFS)
+			continue;
+		if (t->ail_clear) {
+			if (now - t->ail_clear_at < AIL_CLEAR_GRACE_S)
+				return true;
+			continue;
+		}
+		/* One read per checkpoint per sweep, however many entries. */
+		if (t->ail_read != now) {
+			if (bpf_map_lookup_elem(l->xfs_ail_fd, &key, &items))
+				items = now - t->committed_at < AIL_INSERT_GRACE_S;
+			t->ail_read = now;
+			t->ail_busy = items > 0;
+			if (!t->ail_busy) {
+				t->ail_clear = true;
+				t->ail_clear_at = now;
+			}
+		}
+		return true;	/* busy, or cleared just now */
+	}
+	return false;
+}
+
+/* h's bill became complete: ready, or held for its AIL write-back. */
+static void held_completed(struct ledger *l, struct held *h)
+{
+	double now = now_s();
+
+	if (ail_pending(l, h, now)) {
+		h->ail_hold = true;
+		h->ail_until = now + l->xfs_hold_s;
+		l->nr_ail_held++;
+	} else {
+		l->nr_ready++;
+	}
 }
 
 /* One more thing known about h: count it if that completed its bill. */
 static void held_progress(struct ledger *l, struct held *h, bool was_ready)
 {
-	if (!was_ready && held_ready(h))
+	if (!was_ready && !h->ail_hold && held_complete(h))
+		held_completed(l, h);
+}
+
+/* Entries held for the AIL whose write-back came (or whose limit passed). */
+static void ail_release(struct ledger *l, bool force)
+{
+	double now = now_s();
+
+	if (!l->nr_ail_held)
+		return;
+	for (struct held *h = l->held; h; h = h->next) {
+		if (!h->ail_hold || (!force && now < h->ail_until && ail_pending(l, h, now)))
+			continue;
+		h->ail_hold = false;
+		l->nr_ail_held--;
 		l->nr_ready++;
+	}
 }
 
 /* Print, in arrival order, every entry whose bill is complete.  The scan
@@ -227,7 +332,7 @@ static void print_ready(struct ledger *l)
 		return;
 	l->nr_ready = 0;
 	while ((h = *pp)) {
-		if (h->pending_txns || !h->window_done) {
+		if (!held_ready(h)) {
 			pp = &h->next;
 			continue;
 		}
@@ -403,11 +508,13 @@ void ledger_entry(struct ledger *l, const struct amp_entry *e)
 	/* Nothing left to learn (no pages, commits known): print it now.  Most
 	 * entries of an appending logger dirty nothing; holding them would make
 	 * each one walk the entries that do wait. */
-	if (held_ready(h)) {
+	if (held_complete(h) && !ail_pending(l, h, now_s())) {
 		emit_held(l, h);
 		free(h);
 		return;
 	}
+	if (held_complete(h))
+		held_completed(l, h);
 	*l->held_tail = h;
 	l->held_tail = &h->next;
 }
@@ -497,6 +604,8 @@ void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec)
 		t->key.tid = rec->tid;
 	}
 	t->st = rec->st;
+	if (!t->committed)
+		t->committed_at = now_s();
 	t->committed = true;
 
 	/* Entries already waiting for this commit take their share now. */
@@ -641,6 +750,7 @@ void ledger_tick(struct ledger *l, bool force)
 		    now - w->opened >= WINDOW_MAX_S)
 			window_close(l, w, base, others);
 	}
+	ail_release(l, force);
 	print_ready(l);
 }
 
@@ -650,6 +760,7 @@ void ledger_flush(struct ledger *l, int txns_fd)
 	struct amp_txn_key key, *prev = NULL;
 	struct amp_txn_rec rec = { .type = AMP_REC_TXN };
 
+	l->flushing = true;
 	while (!bpf_map_get_next_key(txns_fd, prev, &key)) {
 		if (!bpf_map_lookup_elem(txns_fd, &key, &rec.st)) {
 			rec.dev = key.dev;

@@ -40,6 +40,10 @@ typedef void (*ledger_emit_fn)(void *ctx, const struct amp_entry *e,
 struct ledger *ledger_new(ledger_emit_fn emit, void *ctx, int devs_fd);
 /* btrfs_entry_own's fd (bpf/btrfs.bpf.h): entries' own btrfs trees. */
 void ledger_btrfs_own(struct ledger *l, int fd);
+/* xfs_ail_seqs's fd (bpf/xfslog.bpf.h): an entry of an xfs checkpoint
+ * whose items the AIL has yet to write back waits for those bytes, at most
+ * hold_s after its bill is otherwise complete. */
+void ledger_xfs_ail(struct ledger *l, int fd, double hold_s);
 void ledger_entry(struct ledger *l, const struct amp_entry *e);
 void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec);
 void ledger_txn_late(struct ledger *l, const struct amp_txn_late *rec);

@@ -116,6 +116,28 @@ static int on_record(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+/*
+ * How long an xfs entry may wait for its checkpoint's buffers: at idle xfs
+ * writes them back when its log worker pushes the AIL, every
+ * fs.xfs.xfssyncd_centisecs (30 s by default); two of those (an item
+ * relogged meanwhile is pinned until the next checkpoint) and a few
+ * seconds for the I/O.
+ */
+static double xfs_hold_s(void)
+{
+	FILE *f = fopen("/proc/sys/fs/xfs/xfssyncd_centisecs", "r");
+	long cs = 3000;
+
+	if (f) {
+		if (fscanf(f, "%ld", &cs) != 1 || cs <= 0)
+			cs = 3000;
+		fclose(f);
+	}
+	if (cs > 6000)
+		cs = 6000;	/* a hold past 2 minutes serves nobody live */
+	return 2 * cs / 100.0 + 5.0;
+}
+
 /* xfs's log by cause (bpf/xfslog.bpf.h): its commits, the metadata
  * buffers they logged when written back, and the files its ioend workers
  * name.  Without a traced xfs, or without the tracepoint,
@@ -132,6 +154,12 @@ static void xfs_programs(struct amptrace *skel, const struct trace_opts *o)
 		skel->progs.on_xfs_unwritten_convert,
 		skel->progs.on_xfs_setfilesize,
 	};
+	struct bpf_program *ail_progs[] = {
+		skel->progs.on_xfs_ail_insert,
+		skel->progs.on_xfs_ail_move,
+		skel->progs.on_xfs_ail_delete,
+	};
+	bool ail;
 	bool xfs = fstype_on_disk("xfs", o->dev);
 
 	/* Its log bios by checkpoint. */
@@ -152,6 +180,12 @@ static void xfs_programs(struct amptrace *skel, const struct trace_opts *o)
 		if (xfs && o->verbose)
 			fprintf(stderr, "amptrace: no %s tracepoint: %s\n", tps[i].tp, tps[i].what);
 	}
+	/* Checkpoints whose items the AIL has yet to write back: their
+	 * entries wait for those bytes (the ledger's xfs hold). */
+	ail = skel->rodata->xfs_buf_end_io && kernel_has_tracepoint("xfs_ail_insert") &&
+	      kernel_has_tracepoint("xfs_ail_move") && kernel_has_tracepoint("xfs_ail_delete");
+	for (size_t i = 0; i < sizeof(ail_progs) / sizeof(ail_progs[0]); i++)
+		bpf_program__set_autoload(ail_progs[i], ail);
 }
 
 /*
@@ -453,6 +487,9 @@ static bool periodic(struct tracer *t)
 		t->next_stale = now + stale_period(t);
 	}
 	if (now >= t->next_sweep) {
+		/* What the ring holds first: the ledger reads the kernel's AIL
+		 * counts, which run ahead of the records (ledger_xfs_ail). */
+		ring_buffer__consume(t->rb);
 		ledger_tick(t->ledger, false);
 		t->next_sweep = now + SWEEP_PERIOD;
 	}
@@ -657,6 +694,8 @@ static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, i
 		return -1;
 	if (t->skel->rodata->btrfs_cause)
 		ledger_btrfs_own(t->ledger, bpf_map__fd(t->skel->maps.btrfs_entry_own));
+	if (bpf_program__autoload(t->skel->progs.on_xfs_ail_insert))
+		ledger_xfs_ail(t->ledger, bpf_map__fd(t->skel->maps.xfs_ail_seqs), xfs_hold_s());
 	t->settler = settler_new(t->ledger, t->slots, t->nr_slots, t->opts->settle_timeout);
 	if (!t->settler)
 		return -1;
