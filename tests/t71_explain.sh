@@ -67,7 +67,13 @@ wait_for "! _alive $JOURNALD_PID" 10 || fail "journald did not stop"
 journald_run journalctl --verify --file "$(journal_path "$jf")" >"$AMP_TMP/verify" 2>&1 ||
     fail "journalctl --verify: $(tail -n 3 "$AMP_TMP/verify")"
 journald_run journalctl --file "$(journal_path "$jf")" -o export >"$AMP_TMP/ref.export"
-grep -qx "MESSAGE=explain test $marker 5" "$AMP_TMP/ref.export" || fail "journalctl does not find the known entry"
+if ! grep -qx "MESSAGE=explain test $marker 5" "$AMP_TMP/ref.export"; then
+    # Seen once in CI (journald 257, audit on), not reproduced in 8 runs:
+    # say which of the 8 lines the file holds, and what else is there.
+    _log "lines found: $(grep -o "^MESSAGE=explain test $marker [0-9]" "$AMP_TMP/ref.export" | awk '{print $NF}' | tr '\n' ' ')"
+    _log "entries in the file: $(grep -c '^__CURSOR=' "$AMP_TMP/ref.export"); files: $(ls -l "$(dirname "$jf")" | tail -n +2 | awk '{print $5, $NF}' | tr '\n' ';')"
+    fail "journalctl does not find the known entry"
+fi
 ok "journalctl $JOURNALD_VERSION --verify passes on the file, and finds the known entry"
 
 A=$AMPTRACE
