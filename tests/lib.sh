@@ -130,6 +130,29 @@ _umount_robust() {
     umount -l "$mp" && _log "lazily unmounted $mp (loop device may stay busy)"
 }
 
+# nested_loopfs OUTER INNER MKFS_EXT4_OPTION...: an ext4 loop disk (64 MB,
+# 4 KiB blocks) whose image lives on another loop fs mounted at OUTER,
+# itself mounted at INNER.  Freezing OUTER holds the inner disk's write
+# requests (loop's writes to its image wait for the thaw): write-out kept
+# in flight on purpose (t22, t23).  Sets NESTED_DEV (/dev/loopN); at exit
+# OUTER is thawed first, never left frozen.
+# shellcheck disable=SC2034  # NESTED_DEV is for the caller
+nested_loopfs() {
+    local outer=$1 inner=$2 img
+    shift 2
+    make_loopfs ext4 256 "$outer"
+    img=$outer/inner.img
+    truncate -s 64M "$img"
+    NESTED_DEV=$(losetup -f --show "$img")
+    at_exit losetup -d "$NESTED_DEV"
+    mkfs.ext4 -q -F -b 4096 "$@" "$NESTED_DEV"
+    _mkdir_tracked "$inner"
+    mount "$NESTED_DEV" "$inner"
+    at_exit _umount_robust "$inner"
+    at_exit _thaw_quiet "$outer"
+}
+_thaw_quiet() { fsfreeze -u "$1" 2>/dev/null || true; }
+
 # make_loopfs FSTYPE SIZE_MB MOUNTPOINT
 #   FSTYPE: ext4 | ext4nj (no journal) | xfs | btrfs | btrfsC (+C on root dir)
 #   Sets LOOPDEV (/dev/loopN) and LOOPNAME (loopN).  Note mkfs minimums:

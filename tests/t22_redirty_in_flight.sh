@@ -15,18 +15,8 @@ set -euo pipefail
 need_root
 
 outer=$AMP_TMP/outer inner=$AMP_TMP/inner
-make_loopfs ext4 256 "$outer"
-img=$outer/inner.img
-truncate -s 64M "$img"
-dev=$(losetup -f --show "$img")
-at_exit losetup -d "$dev"
-mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 "$dev"
-_mkdir_tracked "$inner"
-mount "$dev" "$inner"
-at_exit _umount_robust "$inner"
-thaw() { fsfreeze -u "$outer" 2>/dev/null || true; }
-at_exit thaw	# the first of these to run: never leave it frozen
-name=${dev##*/}
+nested_loopfs "$outer" "$inner" -E lazy_itable_init=0,lazy_journal_init=0
+name=${NESTED_DEV##*/}
 sync
 _wait_quiet "$inner" 2 15
 

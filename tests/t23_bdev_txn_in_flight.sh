@@ -19,22 +19,13 @@ set -euo pipefail
 need_root
 
 outer=$AMP_TMP/outer inner=$AMP_TMP/inner
-make_loopfs ext4 256 "$outer"
-img=$outer/inner.img
-truncate -s 64M "$img"
-dev=$(losetup -f --show "$img")
-at_exit losetup -d "$dev"
-mkfs.ext4 -q -F -b 4096 -I 256 -O ^has_journal -E lazy_itable_init=0 "$dev"
-_mkdir_tracked "$inner"
-mount "$dev" "$inner"
-at_exit _umount_robust "$inner"
+nested_loopfs "$outer" "$inner" -I 256 -O ^has_journal -E lazy_itable_init=0
+dev=$NESTED_DEV
 touch "$inner/f" "$inner/g"	# neighbours in the inode table
 vm=/proc/sys/vm
 expire=$(<$vm/dirty_expire_centisecs) every=$(<$vm/dirty_writeback_centisecs)
 restore_vm() { echo "$expire" >$vm/dirty_expire_centisecs; echo "$every" >$vm/dirty_writeback_centisecs; return 0; }
 at_exit restore_vm
-thaw() { fsfreeze -u "$outer" 2>/dev/null || true; }
-at_exit thaw	# the first of these to run: never leave it frozen
 name=${dev##*/}
 sync
 _wait_quiet "$inner" 2 15
