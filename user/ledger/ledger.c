@@ -285,18 +285,24 @@ static bool ail_pending(struct ledger *l, const struct held *h, double now)
 	return false;
 }
 
-/* h's bill became complete: ready, or held for its AIL write-back. */
-static void held_completed(struct ledger *l, struct held *h)
+/* Hold h for its AIL write-back if one is due: true if held. */
+static bool ail_hold_if_pending(struct ledger *l, struct held *h)
 {
 	double now = now_s();
 
-	if (ail_pending(l, h, now)) {
-		h->ail_hold = true;
-		h->ail_until = now + l->xfs_hold_s;
-		l->nr_ail_held++;
-	} else {
+	if (!ail_pending(l, h, now))
+		return false;
+	h->ail_hold = true;
+	h->ail_until = now + l->xfs_hold_s;
+	l->nr_ail_held++;
+	return true;
+}
+
+/* h's bill became complete: ready, or held for its AIL write-back. */
+static void held_completed(struct ledger *l, struct held *h)
+{
+	if (!ail_hold_if_pending(l, h))
 		l->nr_ready++;
-	}
 }
 
 /* One more thing known about h: count it if that completed its bill. */
@@ -508,13 +514,11 @@ void ledger_entry(struct ledger *l, const struct amp_entry *e)
 	/* Nothing left to learn (no pages, commits known): print it now.  Most
 	 * entries of an appending logger dirty nothing; holding them would make
 	 * each one walk the entries that do wait. */
-	if (held_complete(h) && !ail_pending(l, h, now_s())) {
+	if (held_complete(h) && !ail_hold_if_pending(l, h)) {
 		emit_held(l, h);
 		free(h);
 		return;
 	}
-	if (held_complete(h))
-		held_completed(l, h);
 	*l->held_tail = h;
 	l->held_tail = &h->next;
 }
