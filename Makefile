@@ -16,8 +16,10 @@ CFLAGS += $(shell pkg-config --cflags mount)
 LDLIBS += $(shell pkg-config --libs mount)
 # The metrics endpoint (user/out/metrics.c) serves HTTP from its own thread.
 LDLIBS += $(shell pkg-config --libs libmicrohttpd) -lpthread
+# EXTRA_BPF_CFLAGS: -D switches for experiment builds of the BPF side
+# (scripts/bench/README.md, "cumulative cuts").
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -Ibpf \
-	-Wall -Wno-unused-function
+	-Wall -Wno-unused-function $(EXTRA_BPF_CFLAGS)
 
 BIN ?= amptrace
 # scripts/version.sh: git describe in a checkout, the VERSION file in a tarball.

@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # A/B of amptrace builds on the synthetic writer: is a change faster?
 #
-#   scripts/bench/ab.sh [-n REPS] [-w write|mmap] [-s MIB] [-b BYTES] [-c] BINARY...
+#   scripts/bench/ab.sh [-n REPS] [-w write|mmap|recv] [-s MIB] [-b BYTES] [-c] BINARY...
 #
 # Each repetition runs bench_writer once untraced and once under each
 # BINARY (`trace --preset write -c bench_writer`), in that order, on one
 # loop ext4, with kernel.bpf_stats_enabled=1, and prints per run the
 # dirtying MiB/s and each program's ns per run (run_time_ns / run_cnt).
+# -w recv is journald's path instead: a process named ab_recv sends
+# itself 100,000 datagrams of -b bytes (default 100) over a socket pair
+# and receives each with recvmsg(), traced with `--preset journald -c
+# ab_recv`; it prints receives per second (Python's loop: its noise is
+# large, read the programs' ns).
 # Copy the binaries somewhere first (make replaces ./amptrace).  Noise
 # between runs is 3-10 % on a VM: compare medians of several repetitions,
 # and prefer the per-program ns, which vary less than the throughput.
@@ -18,7 +23,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/tests/lib.sh"
 BW=${BENCH_WRITER:-$ROOT/build/tests/bench_writer}
 
-reps=3 wl=write mib=1024 bs=65536 counts=0
+reps=3 wl=write mib=1024 bs='' counts=0
 while getopts n:w:s:b:ch opt; do
     case $opt in
         n) reps=$OPTARG ;;
@@ -31,27 +36,47 @@ while getopts n:w:s:b:ch opt; do
 done
 shift $((OPTIND - 1))
 (($#)) || { echo "ab: name at least one amptrace binary" >&2; exit 2; }
-[[ $wl == write || $wl == mmap ]] || { echo "ab: -w write or mmap" >&2; exit 2; }
+[[ $wl == write || $wl == mmap || $wl == recv ]] || { echo "ab: -w write, mmap or recv" >&2; exit 2; }
+[[ -n $bs ]] || bs=$([[ $wl == recv ]] && echo 100 || echo 65536)
 need_root
 for b in "$@" "$BW"; do [[ -x $b ]] || { echo "ab: $b is not executable" >&2; exit 1; }; done
 
-MNT=$AMP_TMP/ab
-make_loopfs ext4 $((mib * 2 + 1024)) "$MNT"
-case $wl in
-    write) args=(write "$MNT/ab.dat" -k -s "$mib" -b "$bs") ;;
-    mmap)  args=(mmap "$MNT/ab.dat" -k -s "$mib" -m 256) ;;
-esac
-"$BW" "${args[@]}" >/dev/null	# warm-up: creates the file every run rewrites
+if [[ $wl == recv ]]; then
+    # The receiver of -w recv: prints what bench_writer prints, the rate.
+    cat >"$AMP_TMP/ab_recv.py" <<'PY'
+import ctypes, socket, sys, time
+ctypes.CDLL(None).prctl(15, b"ab_recv", 0, 0, 0)	# PR_SET_NAME
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+n, msg = 100000, b"x" * int(sys.argv[1])
+t0 = time.monotonic()
+for _ in range(n):
+    a.send(msg)
+    b.recvmsg(len(msg) + 1)
+print(f"recv_per_s={n / (time.monotonic() - t0):.0f}")
+PY
+    preset=(--preset journald -c ab_recv)
+    run_workload() { python3 "$AMP_TMP/ab_recv.py" "$bs"; }
+else
+    MNT=$AMP_TMP/ab
+    make_loopfs ext4 $((mib * 2 + 1024)) "$MNT"
+    case $wl in
+        write) args=(write "$MNT/ab.dat" -k -s "$mib" -b "$bs") ;;
+        mmap)  args=(mmap "$MNT/ab.dat" -k -s "$mib" -m 256) ;;
+    esac
+    preset=(--preset write -c bench_writer --dev "$LOOPDEV")
+    run_workload() { "$BW" "${args[@]}"; }
+    "$BW" "${args[@]}" >/dev/null	# warm-up: creates the file every run rewrites
+fi
 stats_old=$(sysctl -n kernel.bpf_stats_enabled)
 at_exit sysctl -qw kernel.bpf_stats_enabled="$stats_old"
 sysctl -qw kernel.bpf_stats_enabled=1
 
 for ((rep = 1; rep <= reps; rep++)); do
     for b in untraced "$@"; do
-        sync -f "$MNT"
+        [[ $wl == recv ]] || sync -f "$MNT"
         tp='' costs=''
         if [[ $b != untraced ]]; then
-            "$b" trace --preset write -c bench_writer --dev "$LOOPDEV" -j -q -o "$AMP_TMP/ab.out" \
+            "$b" trace "${preset[@]}" -j -q -o "$AMP_TMP/ab.out" \
                 2>"$AMP_TMP/ab.err" </dev/null &
             tp=$!
             at_exit _kill_wait "$tp" amptrace
@@ -59,7 +84,7 @@ for ((rep = 1; rep <= reps; rep++)); do
             _alive "$tp" || { cat "$AMP_TMP/ab.err" >&2; exit 1; }
             python3 "$ROOT/scripts/bench/progstats.py" snap "$tp" "$AMP_TMP/s0"
         fi
-        res=$("$BW" "${args[@]}")
+        res=$(run_workload)
         if [[ -n $tp ]]; then
             python3 "$ROOT/scripts/bench/progstats.py" snap "$tp" "$AMP_TMP/s1"
             costs=$(python3 "$ROOT/scripts/bench/progstats.py" diff "$AMP_TMP/s0" "$AMP_TMP/s1" ab "$wl" |
@@ -67,6 +92,6 @@ for ((rep = 1; rep <= reps; rep++)); do
             kill -INT "$tp"
             wait "$tp" || true
         fi
-        echo "rep=$rep $b $(grep -o 'dirty_mib_s=[0-9.]*' <<<"$res")$costs"
+        echo "rep=$rep $b $(grep -Eo '(dirty_mib_s|recv_per_s)=[0-9.]*' <<<"$res")$costs"
     done
 done
