@@ -30,9 +30,9 @@ struct fd_ident {
  *
  * Direct loads down to the fd array; its slots are raw pointers.  From
  * there, with cast (the loader's choice, where the kernel has
- * bpf_rdonly_cast), the file, inode and superblock are typed pointers
- * whose fields are plain loads, fault-safe like the tp_btf programs'
- * (PROBE_MEM); without, each field is a bpf_probe_read_kernel call.  On
+ * bpf_rdonly_cast), the slot, the file, inode and superblock are typed
+ * pointers whose fields are plain loads, fault-safe like the tp_btf
+ * programs' (PROBE_MEM); without, each is a bpf_probe_read_kernel call.  On
  * this PVM guest a probe read costs ~25-30 ns: the six of the chain were a
  * quarter of the enter (scripts/bench/README.md, "Per syscall: helper
  * calls").  cast is a constant: each program is built with one path only.
@@ -51,15 +51,24 @@ static __always_inline bool fd_ident(int fd, struct fd_ident *id, const bool cas
 	if (!fdt || fd < 0 || fd >= fdt->max_fds)
 		return false;
 	fds = fdt->fd;
-	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
-		return false;
 	if (cast) {
+		/* The slot as a struct holding one pointer (llist_node: a
+		 * pointer and nothing else, in every kernel): a fault-safe load,
+		 * not a helper call. */
+		struct llist_node *slot = bpf_rdonly_cast(&fds[fd],
+							  bpf_core_type_id_kernel(struct llist_node));
+
+		file = (struct file *)slot->next;
+		if (!file)
+			return false;
 		file = bpf_rdonly_cast(file, bpf_core_type_id_kernel(struct file));
 		inode = bpf_rdonly_cast(file->f_inode, bpf_core_type_id_kernel(struct inode));
 		if (!inode)
 			return false;
 		mode = inode->i_mode;
 	} else {
+		if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
+			return false;
 		inode = BPF_CORE_READ(file, f_inode);
 		if (!inode)
 			return false;
