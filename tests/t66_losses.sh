@@ -43,7 +43,8 @@ wait_for "grep -q 'tracing (' $AMP_TMP/table.err" 60 || fail "tracer did not sta
 "$SYNTH_WRITER" -c -n 200 -w 1 -m 0 "$mnt" | cat >/dev/null
 sync; kill -INT "$t"; wait "$t"
 grep -q '^Losses:.*ring buffer full [1-9]' "$AMP_TMP/table.txt" || fail "no ring-buffer loss in the table: $(grep Losses "$AMP_TMP/table.txt")"
-ok "table: $(grep '^Losses:' "$AMP_TMP/table.txt")"
+grep -q '^Hint: .*--ringbuf-kb 16 (this run: 4)' "$AMP_TMP/table.txt" || fail "no hint to a larger ring: $(grep -A1 Losses "$AMP_TMP/table.txt")"
+ok "table: $(grep '^Losses:' "$AMP_TMP/table.txt"); $(grep '^Hint:' "$AMP_TMP/table.txt")"
 
 # Entries map of 16 for 40 entries that stay unsettled until the sync.
 start_tracer -c synth_writer --dev "$LOOPNAME" --max-entries 16

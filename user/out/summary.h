@@ -37,6 +37,7 @@ struct summary {
 	struct amp_stats losses;
 	__u64 entries_timed_out;
 	__u64 late_records;
+	__u32 ringbuf_kb;	/* the events ring's size, for the hint on its drops; 0: unknown */
 };
 
 #endif /* AMPTRACE_SUMMARY_H */

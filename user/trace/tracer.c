@@ -402,6 +402,7 @@ static void complete_summary(struct tracer *t, struct summary *s, bool files)
 	summarize_rest(t->summarizer, s, t->ledger, files);
 	s->entries_timed_out = settler_timed_out(t->settler);
 	s->late_records = settler_late(t->settler);
+	s->ringbuf_kb = t->opts->ringbuf_kb;
 }
 
 /* Reporting and recording need the run's options; metrics listen early,
