@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "cli/defaults.h"
 #include "out/metrics.h"
+#include "out/summary.h"
 #include "out/top.h"
 #include "trace/trace.h"
 
@@ -278,7 +279,7 @@ static int parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_MAX_FILES:
 		return parse_u32("--max-files", arg, 1, 1 << 20, &o->max_files) ? EINVAL : 0;
 	case OPT_RINGBUF_KB:
-		if (parse_u32("--ringbuf-kb", arg, 4, 1 << 20, &o->ringbuf_kb))
+		if (parse_u32("--ringbuf-kb", arg, 4, AMP_RINGBUF_KB_MAX, &o->ringbuf_kb))
 			return EINVAL;
 		if (o->ringbuf_kb & (o->ringbuf_kb - 1)) {
 			amp_err("--ringbuf-kb must be a power of 2, got %u", o->ringbuf_kb);

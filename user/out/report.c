@@ -580,10 +580,13 @@ static void summary_text(struct report *r, const struct summary *s)
 	/* The reader fell behind the kernel (a burst, or a busy machine: at
 	 * journald's full ingest on 2 busy vCPUs the default 1 MiB ring lost
 	 * 0.3-2.6 % of its records, 4 MiB none).  A larger ring is more slack. */
-	if (s->losses.ringbuf_drops && s->ringbuf_kb && s->ringbuf_kb < (1u << 20))
+	if (s->losses.ringbuf_drops && s->ringbuf_kb && s->ringbuf_kb < AMP_RINGBUF_KB_MAX) {
+		__u32 larger = s->ringbuf_kb * 4;	/* below 2^22: no overflow */
+
 		fprintf(out, "Hint: records were lost with the ring buffer full: try --ringbuf-kb %u "
-			"(this run: %u)\n", s->ringbuf_kb < (1u << 18) ? s->ringbuf_kb * 4 : 1u << 20,
+			"(this run: %u)\n", larger < AMP_RINGBUF_KB_MAX ? larger : AMP_RINGBUF_KB_MAX,
 			s->ringbuf_kb);
+	}
 	if (s->losses.pages_overflow)
 		fprintf(out, "Counters: folios owned through the overflow map %llu\n",
 			(unsigned long long)s->losses.pages_overflow);

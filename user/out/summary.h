@@ -28,6 +28,10 @@ struct summary_file {
 	struct amp_file_stats st;
 };
 
+/* --ringbuf-kb's upper bound (1 GiB): the parser's, and the summary's
+ * hint never names more. */
+#define AMP_RINGBUF_KB_MAX (1u << 20)
+
 struct summary {
 	double duration_s;
 	struct summary_dev *devs;
