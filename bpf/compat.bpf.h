@@ -18,6 +18,12 @@
 #define AMP_KMSG_RDEV ((1u << 20) | 11)	/* /dev/kmsg, kernel dev_t encoding */
 #define AMP_PF_KTHREAD 0x00200000	/* include/linux/sched.h, stable since 2.6 */
 
+/* Since 6.2: a raw pointer as a read-only typed one, whose fields are
+ * fault-safe loads (fd_ident, the block walk).  Each program that calls it
+ * has a twin without, for older kernels: their verifiers reject a call to
+ * a missing kfunc even where it is dead code. */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
 static __always_inline bool current_is_kthread(void)
 {
 	return bpf_get_current_task_btf()->flags & AMP_PF_KTHREAD;
@@ -125,6 +131,32 @@ static __always_inline struct folio *page_to_folio(struct page *page)
 	return (struct folio *)page;
 }
 
+/*
+ * A word of kernel memory at a raw address, as one fault-safe load (6.2+,
+ * see bpf_rdonly_cast): through struct rb_node, whose first member is an
+ * unsigned long in every kernel.  For words a typed load would turn into a
+ * pointer: a pointer field, or one in a union with a pointer (the verifier
+ * types a union's bytes by its first member), whose bits are then tested.
+ */
+static __always_inline unsigned long kernel_word_cast(const void *addr)
+{
+	struct rb_node *w = bpf_rdonly_cast(addr, bpf_core_type_id_kernel(struct rb_node));
+
+	return w->__rb_parent_color;
+}
+
+/* page_to_folio() with a typed load (6.2+).  compound_head shares its
+ * bytes with lru.next. */
+static __always_inline struct folio *page_to_folio_cast(struct page *page)
+{
+	unsigned long head = kernel_word_cast((void *)page +
+					      bpf_core_field_offset(struct page, compound_head));
+
+	if (head & 1)
+		return (struct folio *)(head - 1);
+	return (struct folio *)page;
+}
+
 /* The page-cache index of a head page (see folio_file_mapping). */
 static __always_inline __u64 folio_index(struct folio *folio)
 {
@@ -143,6 +175,17 @@ static __always_inline struct address_space *folio_file_mapping(struct folio *fo
 		mapping = (unsigned long)BPF_CORE_READ(folio, mapping);
 	else
 		mapping = (unsigned long)BPF_CORE_READ((struct page___pre_folio *)folio, mapping);
+
+	if (mapping & 3)	/* PAGE_MAPPING_ANON / _MOVABLE / KSM */
+		return NULL;
+	return (struct address_space *)mapping;
+}
+
+/* folio_file_mapping() with a typed load (6.2+, folio type present). */
+static __always_inline struct address_space *folio_file_mapping_cast(struct folio *folio)
+{
+	unsigned long mapping = kernel_word_cast((void *)folio +
+						 bpf_core_field_offset(struct folio, mapping));
 
 	if (mapping & 3)	/* PAGE_MAPPING_ANON / _MOVABLE / KSM */
 		return NULL;

@@ -15,9 +15,6 @@
 
 #define AMP_RECVMMSG_MAX 64	/* messages summed per recvmmsg */
 
-/* Since 6.2: a raw pointer as a read-only typed one (see fd_ident). */
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
-
 /* What a syscall's enter needs of the file behind its fd. */
 struct fd_ident {
 	struct inode *inode;

@@ -21,6 +21,11 @@ have_bpf_loop=0   # else (before 5.17) the bounded walk is the default
 probe=$(bpftool feature probe kernel 2>/dev/null) || fail "bpftool feature probe kernel failed"
 [[ $probe == *bpf_loop* ]] && have_bpf_loop=1
 _log "kernel has bpf_loop: $have_bpf_loop"
+# With bpf_loop, the walk by typed loads where the kernel can cast a raw
+# pointer (the kfunc bpf_rdonly_cast, 6.2+; asked of kallsyms here, of BTF
+# by amptrace), else by probe reads.
+walk_loop=on_rq_complete
+grep -qw bpf_rdonly_cast /proc/kallsyms && walk_loop=on_rq_complete_cast
 for hook in default --raw-syscalls bounded-walk; do
     args=(); [[ $hook == default || $hook == bounded-walk ]] || args=("$hook")
     bounded=0; [[ $hook == bounded-walk ]] || ((!have_bpf_loop)) && bounded=1
@@ -37,7 +42,7 @@ for hook in default --raw-syscalls bounded-walk; do
     if ((bounded)); then
         [[ $walk == on_rq_complete_* ]] || fail "$hook: request walk program '$walk', expected on_rq_complete_bounded"
     else
-        [[ $walk == on_rq_complete ]] || fail "$hook: request walk program '$walk', expected on_rq_complete"
+        [[ $walk == "$walk_loop" ]] || fail "$hook: request walk program '$walk', expected $walk_loop"
     fi
     "$SYNTH_WRITER" -n 8 -w 2 -m 3 "$mnt" | cat >"$AMP_TMP/expect.json"
     sync

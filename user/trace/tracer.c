@@ -280,10 +280,18 @@ static int configure(struct tracer *t)
 		if (o->verbose)
 			fprintf(stderr, "amptrace: no writeback_dirty_folio: per-page writeback_dirty_page\n");
 	}
+	/* The request walk: by bpf_loop, with typed loads where the kernel can
+	 * cast a raw pointer (bpf_rdonly_cast, 6.2+), else with probe reads;
+	 * before bpf_loop (5.17), a bounded loop. */
 	if (kernel_has_enum_value("bpf_func_id", "BPF_FUNC_loop") && !getenv("AMPTRACE_NO_BPF_LOOP")) {
 		bpf_program__set_autoload(skel->progs.on_rq_complete_bounded, false);
+		if (kernel_has_func("bpf_rdonly_cast"))
+			bpf_program__set_autoload(skel->progs.on_rq_complete, false);
+		else
+			bpf_program__set_autoload(skel->progs.on_rq_complete_cast, false);
 	} else {
 		bpf_program__set_autoload(skel->progs.on_rq_complete, false);
+		bpf_program__set_autoload(skel->progs.on_rq_complete_cast, false);
 		if (o->verbose)
 			fprintf(stderr, "amptrace: no bpf_loop: request walks in a bounded loop\n");
 	}
