@@ -118,7 +118,8 @@ static __always_inline void walk_load_bio(struct walk *w, struct bio *bio, const
 	w->bio_walkable = (opf & AMP_REQ_OP_MASK) == REQ_OP_WRITE && w->vecs;
 	w->bio_meta = opf & (1u << meta);
 	fb = bpf_map_lookup_elem(&fs_bios, &key);
-	w->bio_jbd2 = (fb && !fb->meta) || bio_is_xfs_log(bio);
+	w->bio_jbd2 = (fb && !fb->meta) ||
+		      (xfs_log_end_io && end_io_is_xfs_log(WALK_PTR(cast, struct bio, bio, bi_end_io)));
 	if (fb) {
 		w->fb = *fb;
 		bpf_map_delete_elem(&fs_bios, &key);

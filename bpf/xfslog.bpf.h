@@ -107,9 +107,10 @@ int BPF_PROG(on_xfs_setfilesize, void *ip)
 /* Set by the loader where a traced disk holds xfs: its log by cause. */
 const volatile bool xfs_traced = false;
 
-static __always_inline bool bio_is_xfs_log(struct bio *bio)
+/* A bio whose completion function (bi_end_io) is this: an xfs log write. */
+static __always_inline bool end_io_is_xfs_log(__u64 end_io)
 {
-	return xfs_log_end_io && (__u64)BPF_CORE_READ(bio, bi_end_io) == xfs_log_end_io;
+	return xfs_log_end_io && end_io == xfs_log_end_io;
 }
 
 /* FUA log bios (a checkpoint's commit record) from queue to completion:
