@@ -186,14 +186,14 @@ static __always_inline void charge_owner(struct walk *w, struct amp_dev_stats *d
 
 /* Bytes nobody owns: classify by what the page is. */
 static __always_inline int classify_unowned(struct walk *w, struct inode *host,
-					    struct super_block *sb, __u16 mode,
+					    struct super_block *sb,
 					    const struct amp_page_key *key,
-					    const struct folio_pos *fp)
+					    const struct folio_pos *fp, const bool cast)
 {
 	if (!host)	/* anonymous, bounce or frozen-copy page */
 		return w->bio_jbd2 ? AMP_CLASS_JOURNAL :
 		       w->bio_meta ? AMP_CLASS_METADATA : AMP_CLASS_OTHER;
-	if (inode_holds_data(mode, key->ino, sb))
+	if (inode_holds_data(WALK_FIELD(cast, struct inode, host, i_mode), key->ino, sb))
 		/* File data: an untraced writer's, or dirty since before we began. */
 		return dirtied_since_start(fp) ? AMP_CLASS_OTHER : AMP_CLASS_BEFORE_START;
 	return w->bio_jbd2 ? AMP_CLASS_JOURNAL : AMP_CLASS_METADATA;
@@ -216,7 +216,6 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 	struct bio_vec bv;
 	__u32 pos, chunk, in_page, page_nr;
 	__u64 sub = 0;
-	__u16 mode = 0;
 	int cls;
 
 	if (!w->rq_left || !ds)
@@ -268,18 +267,17 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 	/* Multi-page bvecs: pages are consecutive in the memmap. */
 	page = (struct page *)((void *)bv.bv_page +
 			       page_nr * bpf_core_type_size(struct page));
-	folio = cast ? page_to_folio_cast(page) : page_to_folio(page);
-	mapping = cast ? folio_file_mapping_cast(folio) : folio_file_mapping(folio);
+	folio = page_to_folio(page, cast);
+	mapping = folio_file_mapping(folio, cast);
 	if (mapping)
 		host = (struct inode *)WALK_PTR(cast, struct address_space, mapping, host);
 	if (host) {
 		sb = (struct super_block *)WALK_PTR(cast, struct inode, host, i_sb);
-		mode = WALK_FIELD(cast, struct inode, host, i_mode);
 		sub = ((__u64)page - (__u64)folio) / bpf_core_type_size(struct page);
 		key->dev = inode_dev(host, WALK_FIELD(cast, struct super_block, sb, s_dev),
 				     WALK_FIELD(cast, struct super_block, sb, s_magic));
 		key->ino = WALK_FIELD(cast, struct inode, host, i_ino);
-		key->index = cast ? WALK_FIELD(cast, struct folio, folio, index) : folio_index(folio);
+		key->index = folio_index(folio, cast);
 		if (btrfs_cause &&
 		    btrfs_btree_page(w->dev, key->ino, (__u64)sb, (__u64)folio,
 				     chunk < page_size - in_page ? chunk : page_size - in_page)) {
@@ -287,9 +285,7 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 				chunk = page_size - in_page;
 			goto advance;
 		}
-		folio_pos(key, cast ? folio_npages(bpf_rdonly_cast(folio,
-						bpf_core_type_id_kernel(struct folio))) :
-			       folio_npages_raw(folio), &io.pos);
+		folio_pos(key, folio_npages_raw(folio, cast), &io.pos);
 		io.sub = sub;
 		io.in_page = in_page;
 		io.chunk = chunk;
@@ -302,7 +298,7 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 	}
 	if (chunk > page_size - in_page)
 		chunk = page_size - in_page;
-	cls = classify_unowned(w, host, sb, mode, key, &io.pos);
+	cls = classify_unowned(w, host, sb, key, &io.pos, cast);
 	if (cls == AMP_CLASS_BEFORE_START) {
 		/* Dirtied before the start: while amptrace itself started? */
 		key->index += sub;

@@ -6,7 +6,8 @@
  * Helpers that take a tp_btf argument (a folio or superblock the kernel
  * handed us) load its fields directly: a verified load, not a helper call
  * per field.  Pointers computed from raw values (the block walk's pages)
- * can only be read with bpf_probe_read_kernel (BPF_CORE_READ).
+ * are read with bpf_probe_read_kernel (BPF_CORE_READ), or, where a helper
+ * takes cast (6.2+), as typed loads through bpf_rdonly_cast.
  */
 #ifndef AMPTRACE_COMPAT_BPF_H
 #define AMPTRACE_COMPAT_BPF_H
@@ -93,15 +94,32 @@ static __always_inline __u32 folio_npages(struct folio *folio)
 	return 1;
 }
 
+/*
+ * A word of kernel memory at a raw address, as one fault-safe load (6.2+,
+ * see bpf_rdonly_cast): through struct rb_node, whose first member is an
+ * unsigned long in every kernel.  For words a typed load would turn into a
+ * pointer: a pointer field, or one in a union with a pointer (the verifier
+ * types a union's bytes by its first member), whose bits are then tested.
+ */
+static __always_inline unsigned long kernel_word_cast(const void *addr)
+{
+	struct rb_node *w = bpf_rdonly_cast(addr, bpf_core_type_id_kernel(struct rb_node));
+
+	return w->__rb_parent_color;
+}
+
 /* folio_npages() of a folio known by a raw pointer (the block walk's):
- * the same fields, read with bpf_probe_read_kernel.  Before struct folio,
- * page-cache pages of regular files were single pages. */
-static __always_inline __u32 folio_npages_raw(struct folio *folio)
+ * the same fields, read with bpf_probe_read_kernel, or with cast (6.2+)
+ * as typed loads.  Before struct folio, page-cache pages of regular files
+ * were single pages. */
+static __always_inline __u32 folio_npages_raw(struct folio *folio, const bool cast)
 {
 	int head = bpf_core_enum_value(enum pageflags, PG_head);
 	unsigned long flags = 0;
 	__u32 off;
 
+	if (cast)
+		return folio_npages(bpf_rdonly_cast(folio, bpf_core_type_id_kernel(struct folio)));
 	if (!bpf_core_type_exists(struct folio))
 		return 1;
 	/* The flags word of either flavour (see folio_is_large). */
@@ -121,36 +139,14 @@ static __always_inline __u32 folio_npages_raw(struct folio *folio)
 	return 1;
 }
 
-/* page_folio(): a tail page points at its head with bit 0 set. */
-static __always_inline struct folio *page_to_folio(struct page *page)
+/* page_folio(): a tail page points at its head with bit 0 set.  cast:
+ * by a typed load (6.2+), as a word: compound_head shares its bytes with
+ * lru.next. */
+static __always_inline struct folio *page_to_folio(struct page *page, const bool cast)
 {
-	unsigned long head = BPF_CORE_READ(page, compound_head);
-
-	if (head & 1)
-		return (struct folio *)(head - 1);
-	return (struct folio *)page;
-}
-
-/*
- * A word of kernel memory at a raw address, as one fault-safe load (6.2+,
- * see bpf_rdonly_cast): through struct rb_node, whose first member is an
- * unsigned long in every kernel.  For words a typed load would turn into a
- * pointer: a pointer field, or one in a union with a pointer (the verifier
- * types a union's bytes by its first member), whose bits are then tested.
- */
-static __always_inline unsigned long kernel_word_cast(const void *addr)
-{
-	struct rb_node *w = bpf_rdonly_cast(addr, bpf_core_type_id_kernel(struct rb_node));
-
-	return w->__rb_parent_color;
-}
-
-/* page_to_folio() with a typed load (6.2+).  compound_head shares its
- * bytes with lru.next. */
-static __always_inline struct folio *page_to_folio_cast(struct page *page)
-{
-	unsigned long head = kernel_word_cast((void *)page +
-					      bpf_core_field_offset(struct page, compound_head));
+	unsigned long head = cast ? kernel_word_cast((void *)page +
+						     bpf_core_field_offset(struct page, compound_head)) :
+				    BPF_CORE_READ(page, compound_head);
 
 	if (head & 1)
 		return (struct folio *)(head - 1);
@@ -158,34 +154,28 @@ static __always_inline struct folio *page_to_folio_cast(struct page *page)
 }
 
 /* The page-cache index of a head page (see folio_file_mapping). */
-static __always_inline __u64 folio_index(struct folio *folio)
+static __always_inline __u64 folio_index(struct folio *folio, const bool cast)
 {
+	if (cast)
+		return ((struct folio *)bpf_rdonly_cast(folio, bpf_core_type_id_kernel(struct folio)))->index;
 	if (bpf_core_type_exists(struct folio))
 		return BPF_CORE_READ(folio, index);
 	return BPF_CORE_READ((struct page___pre_folio *)folio, index);
 }
 
 /* A file's address_space, or NULL for anonymous/movable/KSM pages.  folio:
- * a head page, read as struct page where the kernel has no folio type. */
-static __always_inline struct address_space *folio_file_mapping(struct folio *folio)
+ * a head page, read as struct page where the kernel has no folio type.
+ * cast: by a typed load (6.2+), as a word, whose bits are tested. */
+static __always_inline struct address_space *folio_file_mapping(struct folio *folio, const bool cast)
 {
 	unsigned long mapping;
 
-	if (bpf_core_type_exists(struct folio))
+	if (cast)
+		mapping = kernel_word_cast((void *)folio + bpf_core_field_offset(struct folio, mapping));
+	else if (bpf_core_type_exists(struct folio))
 		mapping = (unsigned long)BPF_CORE_READ(folio, mapping);
 	else
 		mapping = (unsigned long)BPF_CORE_READ((struct page___pre_folio *)folio, mapping);
-
-	if (mapping & 3)	/* PAGE_MAPPING_ANON / _MOVABLE / KSM */
-		return NULL;
-	return (struct address_space *)mapping;
-}
-
-/* folio_file_mapping() with a typed load (6.2+, folio type present). */
-static __always_inline struct address_space *folio_file_mapping_cast(struct folio *folio)
-{
-	unsigned long mapping = kernel_word_cast((void *)folio +
-						 bpf_core_field_offset(struct folio, mapping));
 
 	if (mapping & 3)	/* PAGE_MAPPING_ANON / _MOVABLE / KSM */
 		return NULL;
