@@ -82,6 +82,7 @@ if ((use_bt)) && ! command -v bpftrace >/dev/null; then
     echo "bench: bpftrace missing (scripts/deps.sh --bench installs it); skipping the comparison" >&2
     use_bt=0
 fi
+need_tracefs || { echo "bench: tracefs is not mounted and mounting it failed" >&2; exit 1; }
 phase_on() { [[ ,$only, == *,$1,* ]]; }
 if ((profile)) && ! command -v perf >/dev/null; then
     echo "bench: perf missing (scripts/deps.sh --bench installs linux-perf); no profiles" >&2

@@ -68,6 +68,16 @@ skip() { echo "SKIP: $*" >&2; exit 77; }
 
 need_root() { [[ $EUID -eq 0 ]] || skip "must run as root"; }
 
+# Benchmarks: tracefs mounted for the run (unmounted at exit if we mounted
+# it).  Without it amptrace falls back to the raw sys_enter/sys_exit, a
+# program on every syscall of the machine, and bpftrace cannot attach:
+# a benchmark would measure neither the default path nor the comparison.
+need_tracefs() {
+    mountpoint -q /sys/kernel/tracing && return 0
+    mount -t tracefs nodev /sys/kernel/tracing || return 1
+    at_exit umount /sys/kernel/tracing
+}
+
 # wait_for COND_CMD TIMEOUT_S: eval COND_CMD every 0.1 s until it succeeds.
 # Returns 1 on timeout (so `wait_for ... || fail` works under set -e).
 wait_for() {

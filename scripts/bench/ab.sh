@@ -39,6 +39,7 @@ shift $((OPTIND - 1))
 [[ $wl == write || $wl == mmap || $wl == recv ]] || { echo "ab: -w write, mmap or recv" >&2; exit 2; }
 [[ -n $bs ]] || bs=$([[ $wl == recv ]] && echo 100 || echo 65536)
 need_root
+need_tracefs || { echo "ab: tracefs is not mounted and mounting it failed" >&2; exit 1; }
 for b in "$@" "$BW"; do [[ -x $b ]] || { echo "ab: $b is not executable" >&2; exit 1; }; done
 
 if [[ $wl == recv ]]; then
