@@ -74,6 +74,9 @@ guest_main() {
     # shellcheck disable=SC1091
     . /run/amp.env
     export PATH=$AMP_PATH HOME=/root LANG=C.UTF-8 TERM=dumb AMP_IN_QEMU=1
+    # Emulated, loading and attaching the programs once took more than the
+    # tests' 30 s (t35, btrfs/journald, 5.15 under TCG): wait longer there.
+    [[ ${AMP_ACCEL-} != tcg ]] || export AMP_TRACER_WAIT=180
     local -a tests
     read -r -a tests <<<"$AMP_TESTS"
     # python3 as the host resolves it, without a shim (pyenv's cost seconds
@@ -211,7 +214,7 @@ ROOT_MODS=("${QEMU_MODS[@]}")
 {
     printf 'AMP_REPO=%q\nAMP_KVER=%q\nAMP_MODDIR=%q\nAMP_PATH=%q\n' "$REPO" "$KVER" "$MODDIR" "$PATH"
     printf 'AMP_AMPTRACE=%q\nAMP_SYNTH=%q\n' "${AMPTRACE-}" "${SYNTH_WRITER-}"
-    printf 'AMP_CMD=%q\n' "${AMPTRACE_QEMU_CMD-}"
+    printf 'AMP_CMD=%q\nAMP_ACCEL=%q\n' "${AMPTRACE_QEMU_CMD-}" "$ACCEL"
     printf 'AMP_PYTHON=%q\n' "$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null || true)"
     printf 'AMP_TESTS="%s"\n' "${TESTS[*]}"   # names: no spaces, no quotes
     printf 'ROOT_MODS="%s"\n' "${ROOT_MODS[*]}"

@@ -495,6 +495,9 @@ export AMP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 AMPTRACE=${AMPTRACE:-$AMP_ROOT/amptrace}
 SYNTH_WRITER=${SYNTH_WRITER:-$AMP_ROOT/build/tests/synth_writer}
 TRACE_OUT='' TRACER_PID=''
+# Seconds the tracer gets to attach, and to exit after SIGINT; the qemu
+# guest raises it under TCG emulation.
+AMP_TRACER_WAIT=${AMP_TRACER_WAIT:-30}
 
 # start_tracer ARGS...: `amptrace trace -j ARGS` in the background, its JSON
 # lines in $TRACE_OUT.  Returns once its programs are attached.  With
@@ -523,8 +526,8 @@ start_tracer() {
     "$AMPTRACE" trace -j -o "$TRACE_OUT" "$@" 2>"$AMP_TMP/tracer.err" &
     TRACER_PID=$!
     at_exit _kill_wait "$TRACER_PID" amptrace
-    wait_for "grep -q 'tracing (' $AMP_TMP/tracer.err || ! _alive $TRACER_PID" 30 ||
-        { _log "start_tracer: amptrace did not attach in 30 s"; return 1; }
+    wait_for "grep -q 'tracing (' $AMP_TMP/tracer.err || ! _alive $TRACER_PID" "$AMP_TRACER_WAIT" ||
+        { _log "start_tracer: amptrace did not attach in $AMP_TRACER_WAIT s"; return 1; }
     _alive "$TRACER_PID" || { cat "$AMP_TMP/tracer.err" >&2; _log "start_tracer: amptrace died"; return 1; }
     [[ -z $TRACE_DEV ]] || TRACE_C0_INNER=$(devstat_written_bytes "$TRACE_DEV")
     _log "start_tracer: $(grep -m1 'tracing (' "$AMP_TMP/tracer.err")"
@@ -543,7 +546,7 @@ stop_tracer() {
     local rc=0 c1_inner=0
     [[ -z $TRACE_DEV ]] || c1_inner=$(devstat_written_bytes "$TRACE_DEV")
     kill -INT "$TRACER_PID"
-    wait_for "! _alive $TRACER_PID" 30 || { _log "stop_tracer: amptrace ignored SIGINT"; return 1; }
+    wait_for "! _alive $TRACER_PID" "$AMP_TRACER_WAIT" || { _log "stop_tracer: amptrace ignored SIGINT"; return 1; }
     wait "$TRACER_PID" || rc=$?
     ((rc == 0)) || { grep -v '^libbpf' "$AMP_TMP/tracer.err" >&2; _log "stop_tracer: exit $rc"; return 1; }
     [[ -z $TRACE_DEV ]] ||
