@@ -26,3 +26,15 @@ assert d["classes"]["other"] > 0, "uncharged folios must show up as other"
 print("ok: uncharged data counted as other")
 PY
 python3 "$AMP_ROOT/tests/checks.py" devsum "$TRACE_OUT" "$LOOPNAME" --losses-ok
+
+# The large arrays are touched once per page before attaching (see
+# user/trace/prefault.c): folio_table's 32-byte slots, 128 to a page.
+for pages in 65536 262144; do
+    "$AMPTRACE" trace -v -q -d 0.5 -c nobody-here --max-pages "$pages" >/dev/null 2>"$AMP_TMP/v.err" ||
+        fail "trace -v --max-pages $pages: $(grep -v ^libbpf "$AMP_TMP/v.err" | tail -n 2)"
+    grep -q "not prefaulted" "$AMP_TMP/v.err" && fail "$(grep "not prefaulted" "$AMP_TMP/v.err")"
+    want=$((pages * 32 / 4096))
+    grep -q "folio_table prefaulted ($want lookups," "$AMP_TMP/v.err" ||
+        fail "--max-pages $pages: want folio_table prefaulted in $want lookups, got: $(grep prefaulted "$AMP_TMP/v.err" | tr '\n' ';')"
+done
+ok "folio_table, unsettled and .bss prefaulted, a lookup per page of the table"

@@ -32,6 +32,7 @@
 #include "sys/presets.h"
 #include "trace/ksyms.h"
 #include "trace/preflight.h"
+#include "trace/prefault.h"
 #include "trace/settle.h"
 #include "trace/startup.h"
 #include "trace/summarize.h"
@@ -604,6 +605,30 @@ static void drain_open_entries(struct tracer *t)
 }
 
 /* Are there per-syscall tracepoints (tracefs) for every preset syscall? */
+/* The large arrays the per-folio and per-entry programs write, touched
+ * once before they attach (see trace/prefault.c).  Only speed is at
+ * stake: a failure is said under -v and tracing goes on. */
+static void prefault_maps(struct tracer *t)
+{
+	const struct bpf_map *maps[] = {
+		t->skel->maps.folio_table, t->skel->maps.unsettled, t->skel->maps.bss,
+	};
+
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		double t0 = now_s();
+		int n = prefault_array_map(bpf_map__fd(maps[i]));
+
+		if (!t->opts->verbose)
+			continue;
+		if (n < 0)
+			fprintf(stderr, "amptrace: %s not prefaulted: %s\n",
+				bpf_map__name(maps[i]), strerror(-n));
+		else
+			fprintf(stderr, "amptrace: %s prefaulted (%d lookups, %.1f ms)\n",
+				bpf_map__name(maps[i]), n, (now_s() - t0) * 1e3);
+	}
+}
+
 static bool syscall_events_exist(const struct preset_syscall *sys, int n)
 {
 	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
@@ -689,6 +714,7 @@ static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, i
 		amp_err("cannot map the unsettled-entries array: %s", strerror(errno));
 		return -1;
 	}
+	prefault_maps(t);
 	/* Entries opened until startup_finish() are amptrace's own cost. */
 	t->skel->data->startup_own = t->startup != NULL;
 	err = amptrace__attach(t->skel);
