@@ -13,6 +13,8 @@
 #define AMP_SCATTER_MAX	 48	/* folio runs kept inline per entry */
 #define AMP_MAX_SYSCALLS 512	/* size of the syscall -> kind table */
 #define AMP_ENTRY_TXNS	 4	/* fs journal transactions kept per entry */
+#define AMP_PREFAULT_RECS 128	/* records prefault_events reserves a run */
+#define AMP_PREFAULT_REC_SIZE 2048	/* bytes each (two pages touched at most) */
 #define AMP_TXN_FILES	 4	/* traced files a transaction's kernel-thread handles name */
 
 /* Ring-buffer record kinds: every record starts with a __u32 type. */

@@ -259,4 +259,27 @@ int drain_threads(struct bpf_iter__task *ctx)
 	return 0;
 }
 
+/*
+ * Run by the loader before attaching (BPF_PROG_TEST_RUN), never attached:
+ * a byte written into each page of the events ring, through records it
+ * reserves and discards, so that the traced syscalls do not pay each
+ * page's first touch (user/trace/prefault.c).  Returns how many records
+ * it reserved: fewer than AMP_PREFAULT_RECS once the ring is full, which
+ * is when the loader stops calling it and consumes the discarded records.
+ */
+SEC("raw_tp")
+int prefault_events(void *ctx)
+{
+	for (int i = 0; i < AMP_PREFAULT_RECS; i++) {
+		volatile char *p = bpf_ringbuf_reserve(&events, AMP_PREFAULT_REC_SIZE, 0);
+
+		if (!p)
+			return i;
+		p[0] = 0;
+		p[AMP_PREFAULT_REC_SIZE - 1] = 0;
+		bpf_ringbuf_discard((void *)p, BPF_RB_NO_WAKEUP);
+	}
+	return AMP_PREFAULT_RECS;
+}
+
 #endif /* AMPTRACE_ENTRY_BPF_H */

@@ -27,14 +27,21 @@ print("ok: uncharged data counted as other")
 PY
 python3 "$AMP_ROOT/tests/checks.py" devsum "$TRACE_OUT" "$LOOPNAME" --losses-ok
 
-# The large arrays are touched once per page before attaching (see
-# user/trace/prefault.c): folio_table's 32-byte slots, 128 to a page.
-for pages in 65536 262144; do
-    "$AMPTRACE" trace -v -q -d 0.5 -c nobody-here --max-pages "$pages" >/dev/null 2>"$AMP_TMP/v.err" ||
+# The large maps are touched once per page before attaching (see
+# user/trace/prefault.c): folio_table's 32-byte slots, 128 to a page; the
+# events ring by as many 2 KiB records (8-byte header) as it holds.
+for size in "65536 256" "262144 1024"; do
+    read -r pages ring_kb <<<"$size"
+    "$AMPTRACE" trace -v -q -d 0.5 -c nobody-here --max-pages "$pages" --ringbuf-kb "$ring_kb" \
+        >/dev/null 2>"$AMP_TMP/v.err" ||
         fail "trace -v --max-pages $pages: $(grep -v ^libbpf "$AMP_TMP/v.err" | tail -n 2)"
     grep -q "not prefaulted" "$AMP_TMP/v.err" && fail "$(grep "not prefaulted" "$AMP_TMP/v.err")"
+    got=$(grep prefaulted "$AMP_TMP/v.err" | tr '\n' ';')
     want=$((pages * 32 / 4096))
     grep -q "folio_table prefaulted ($want lookups," "$AMP_TMP/v.err" ||
-        fail "--max-pages $pages: want folio_table prefaulted in $want lookups, got: $(grep prefaulted "$AMP_TMP/v.err" | tr '\n' ';')"
+        fail "--max-pages $pages: want folio_table prefaulted in $want lookups, got: $got"
+    want=$((ring_kb * 1024 / 2056))
+    grep -q "events ring prefaulted ($want records," "$AMP_TMP/v.err" ||
+        fail "--ringbuf-kb $ring_kb: want the ring prefaulted by $want records, got: $got"
 done
-ok "folio_table, unsettled and .bss prefaulted, a lookup per page of the table"
+ok "events ring, folio_table, unsettled and .bss prefaulted, every page of the table and the ring"

@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
+#include "amptrace.h"
 #include "prefault.h"
 
 int prefault_array_map(int fd)
@@ -43,4 +45,22 @@ int prefault_array_map(int fd)
 	}
 	free(value);
 	return n;
+}
+
+int prefault_ring(int prog_fd, struct ring_buffer *rb, __u32 ring_size)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	__u32 runs = ring_size / (AMP_PREFAULT_RECS * AMP_PREFAULT_REC_SIZE) + 2;
+	int recs = 0, err;
+
+	for (__u32 i = 0; i < runs; i++) {
+		if (bpf_prog_test_run_opts(prog_fd, &opts))
+			return -errno;
+		recs += opts.retval;
+		if (opts.retval < AMP_PREFAULT_RECS)
+			break;
+	}
+	/* Discarded records: the callback sees none, the space comes back. */
+	err = ring_buffer__consume(rb);
+	return err < 0 ? err : recs;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Touch a large array map's pages once, from the kernel, before attaching. */
+/* Touch the large maps' pages once, from the kernel, before attaching. */
+#include <linux/types.h>
 #ifndef AMPTRACE_PREFAULT_H
 #define AMPTRACE_PREFAULT_H
 
@@ -10,5 +11,14 @@
  * number of lookups, or -errno (not an array map, or a lookup failed).
  */
 int prefault_array_map(int fd);
+
+struct ring_buffer;
+/*
+ * Run prefault_events (prog_fd) until the ring of ring_size bytes is
+ * full, then consume its discarded records from rb.  Before attaching:
+ * nothing else writes the ring then.  Returns the records reserved, or
+ * -errno.
+ */
+int prefault_ring(int prog_fd, struct ring_buffer *rb, __u32 ring_size);
 
 #endif /* AMPTRACE_PREFAULT_H */

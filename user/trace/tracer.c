@@ -613,6 +613,15 @@ static void prefault_maps(struct tracer *t)
 	const struct bpf_map *maps[] = {
 		t->skel->maps.folio_table, t->skel->maps.unsettled, t->skel->maps.bss,
 	};
+	double t0 = now_s();
+	int n = prefault_ring(bpf_program__fd(t->skel->progs.prefault_events), t->rb,
+			      bpf_map__max_entries(t->skel->maps.events));
+
+	if (t->opts->verbose && n < 0)
+		fprintf(stderr, "amptrace: events ring not prefaulted: %s\n", strerror(-n));
+	else if (t->opts->verbose)
+		fprintf(stderr, "amptrace: events ring prefaulted (%d records, %.1f ms)\n",
+			n, (now_s() - t0) * 1e3);
 
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
 		double t0 = now_s();
@@ -663,6 +672,8 @@ static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, i
 		return -1;
 	/* Run once at the end (drain_open_entries), not attached. */
 	bpf_program__set_autoattach(t->skel->progs.drain_threads, false);
+	/* Run before attaching (prefault_maps), not attached. */
+	bpf_program__set_autoattach(t->skel->progs.prefault_events, false);
 	/* Attached by attach_syscall_hooks, one way or the other; the raw pair
 	 * is loaded only where it may be needed (each load is an audit record
 	 * where audit is on). */
@@ -714,6 +725,12 @@ static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, i
 		amp_err("cannot map the unsettled-entries array: %s", strerror(errno));
 		return -1;
 	}
+	/* Before attaching: the prefault of the ring consumes from it. */
+	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_record, t, NULL);
+	if (!t->rb) {
+		amp_err("cannot create the ring buffer reader: %s", strerror(errno));
+		return -1;
+	}
 	prefault_maps(t);
 	/* Entries opened until startup_finish() are amptrace's own cost. */
 	t->skel->data->startup_own = t->startup != NULL;
@@ -734,11 +751,6 @@ static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, i
 	t->settler = settler_new(t->ledger, t->slots, t->nr_slots, t->opts->settle_timeout);
 	if (!t->settler)
 		return -1;
-	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_record, t, NULL);
-	if (!t->rb) {
-		amp_err("cannot create the ring buffer reader: %s", strerror(errno));
-		return -1;
-	}
 	return 0;
 }
 
