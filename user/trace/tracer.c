@@ -604,24 +604,24 @@ static void drain_open_entries(struct tracer *t)
 	bpf_link__destroy(link);
 }
 
-/* Are there per-syscall tracepoints (tracefs) for every preset syscall? */
-/* The large arrays the per-folio and per-entry programs write, touched
- * once before they attach (see trace/prefault.c).  Only speed is at
- * stake: a failure is said under -v and tracing goes on. */
+/* The events ring and the large arrays the per-folio and per-entry
+ * programs write, touched once before they attach (see
+ * trace/prefault.c).  Only speed is at stake: a failure is said under -v
+ * and tracing goes on. */
 static void prefault_maps(struct tracer *t)
 {
 	const struct bpf_map *maps[] = {
 		t->skel->maps.folio_table, t->skel->maps.unsettled, t->skel->maps.bss,
 	};
-	double t0 = now_s();
-	int n = prefault_ring(bpf_program__fd(t->skel->progs.prefault_events), t->rb,
-			      bpf_map__max_entries(t->skel->maps.events));
+	double ring_t0 = now_s();
+	int recs = prefault_ring(bpf_program__fd(t->skel->progs.prefault_events), t->rb,
+				 bpf_map__max_entries(t->skel->maps.events));
 
-	if (t->opts->verbose && n < 0)
-		fprintf(stderr, "amptrace: events ring not prefaulted: %s\n", strerror(-n));
+	if (t->opts->verbose && recs < 0)
+		fprintf(stderr, "amptrace: events ring not prefaulted: %s\n", strerror(-recs));
 	else if (t->opts->verbose)
 		fprintf(stderr, "amptrace: events ring prefaulted (%d records, %.1f ms)\n",
-			n, (now_s() - t0) * 1e3);
+			recs, (now_s() - ring_t0) * 1e3);
 
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
 		double t0 = now_s();
@@ -638,6 +638,7 @@ static void prefault_maps(struct tracer *t)
 	}
 }
 
+/* Are there per-syscall tracepoints (tracefs) for every preset syscall? */
 static bool syscall_events_exist(const struct preset_syscall *sys, int n)
 {
 	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
