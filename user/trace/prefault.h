@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* Touch the large maps' pages once, from the kernel, before attaching. */
-#include <linux/types.h>
 #ifndef AMPTRACE_PREFAULT_H
 #define AMPTRACE_PREFAULT_H
+
+#include <linux/types.h>
 
 /*
  * Read one element per page of the array map fd (a lookup from user space

@@ -174,7 +174,7 @@ static void xfs_programs(struct amptrace *skel, const struct trace_opts *o)
 				"xfs metadata write-back by window\n");
 	}
 
-	for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
 		if (xfs && kernel_has_tracepoint(tps[i].tp))
 			continue;
 		bpf_program__set_autoload(progs[i], false);
@@ -202,7 +202,7 @@ static int configure_btrfs(struct tracer *t)
 	struct amptrace *skel = t->skel;
 	bool on = !t->btrfs_off && fstype_on_disk("btrfs", t->opts->dev);
 
-	for (size_t i = 0; on && i < sizeof(tps) / sizeof(tps[0]); i++)
+	for (size_t i = 0; on && i < ARRAY_SIZE(tps); i++)
 		if (!kernel_has_tracepoint(tps[i])) {
 			on = false;
 			if (t->opts->verbose)
@@ -604,6 +604,19 @@ static void drain_open_entries(struct tracer *t)
 	bpf_link__destroy(link);
 }
 
+/* Under -v: what one prefault did (n >= 0) or why it failed (-errno). */
+static void prefault_said(const struct tracer *t, const char *what, int n, const char *unit,
+			  double t0)
+{
+	if (!t->opts->verbose)
+		return;
+	if (n < 0)
+		fprintf(stderr, "amptrace: %s not prefaulted: %s\n", what, strerror(-n));
+	else
+		fprintf(stderr, "amptrace: %s prefaulted (%d %s, %.1f ms)\n", what, n, unit,
+			(now_s() - t0) * 1e3);
+}
+
 /* The events ring and the large arrays the per-folio and per-entry
  * programs write, touched once before they attach (see
  * trace/prefault.c).  Only speed is at stake: a failure is said under -v
@@ -613,28 +626,15 @@ static void prefault_maps(struct tracer *t)
 	const struct bpf_map *maps[] = {
 		t->skel->maps.folio_table, t->skel->maps.unsettled, t->skel->maps.bss,
 	};
-	double ring_t0 = now_s();
-	int recs = prefault_ring(bpf_program__fd(t->skel->progs.prefault_events), t->rb,
-				 bpf_map__max_entries(t->skel->maps.events));
+	double t0 = now_s();
+	int n = prefault_ring(bpf_program__fd(t->skel->progs.prefault_events), t->rb,
+			      bpf_map__max_entries(t->skel->maps.events));
 
-	if (t->opts->verbose && recs < 0)
-		fprintf(stderr, "amptrace: events ring not prefaulted: %s\n", strerror(-recs));
-	else if (t->opts->verbose)
-		fprintf(stderr, "amptrace: events ring prefaulted (%d records, %.1f ms)\n",
-			recs, (now_s() - ring_t0) * 1e3);
-
-	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
-		double t0 = now_s();
-		int n = prefault_array_map(bpf_map__fd(maps[i]));
-
-		if (!t->opts->verbose)
-			continue;
-		if (n < 0)
-			fprintf(stderr, "amptrace: %s not prefaulted: %s\n",
-				bpf_map__name(maps[i]), strerror(-n));
-		else
-			fprintf(stderr, "amptrace: %s prefaulted (%d lookups, %.1f ms)\n",
-				bpf_map__name(maps[i]), n, (now_s() - t0) * 1e3);
+	prefault_said(t, "events ring", n, "records", t0);
+	for (size_t i = 0; i < ARRAY_SIZE(maps); i++) {
+		t0 = now_s();
+		n = prefault_array_map(bpf_map__fd(maps[i]));
+		prefault_said(t, bpf_map__name(maps[i]), n, "lookups", t0);
 	}
 }
 
