@@ -78,11 +78,12 @@ static __always_inline __u64 mix64(__u64 h)
 
 /*
  * Where a folio is looked for: its tag (bit 1 set: never 0; bit 0 clear:
- * the busy bit), its home slot in folio_table, and its bit in
- * dirtied_bits.  Both places keep 512 pages of a file together: the bits
- * in one cache line, the slots in one run, a folio's slot at its ordinal
- * in that run (its offset over its size), so that a writer's consecutive
- * folios of any size take consecutive slots.  Each folio size has a
+ * the busy bit), its home slot in folio_table, and its bit in that slot's
+ * `homed` byte (by another part of the hash: 8 per slot, 2^21 with the
+ * default table).  The slots keep 512 pages of a file together in one
+ * run, a folio's slot at its ordinal in that run (its offset over its
+ * size), so that a writer's consecutive folios of any size take
+ * consecutive slots.  Each folio size has a
  * sub-run of its own in the run (512 slots for single pages, then 256,
  * 128, ... at 1024 - 1024 / npages): a stretch of mixed sizes, as
  * readahead leaves a mapped file (journald's), would otherwise pile its
@@ -99,7 +100,7 @@ static __always_inline __u64 mix64(__u64 h)
 struct folio_pos {
 	__u64 tag;
 	__u32 home;
-	__u32 bit;
+	__u32 bit;	/* 0-7, in the home slot's homed byte */
 };
 
 static __always_inline void folio_pos(const struct amp_page_key *key, __u32 npages,
@@ -113,34 +114,8 @@ static __always_inline void folio_pos(const struct amp_page_key *key, __u32 npag
 	__u32 sub_run = (2 << AMP_FOLIO_SPAN_SHIFT) - (2 << AMP_FOLIO_SPAN_SHIFT) / size;
 
 	p->home = ((__u32)span + sub_run + in_span / size) & folio_table_mask;
-	p->bit = ((__u32)(span >> 32) + in_span) & (AMP_DIRTIED_WORDS * 64 - 1);
+	p->bit = (span >> 40) & 7;
 	p->tag = (mix64(file + key->index * 0x9E3779B97F4A7C15ULL) | 2) & ~AMP_SLOT_BUSY;
-}
-
-/* Mark a folio dirtied since the start (a store only the first time).
- * Was it marked before?  If not, it has no owner to look for. */
-static __always_inline bool mark_dirtied(const struct folio_pos *p)
-{
-	__u32 i = p->bit / 64;
-	__u64 bit = 1ULL << (p->bit % 64);
-	__u64 *w;
-
-	if (i >= AMP_DIRTIED_WORDS)	/* for the verifier */
-		return true;
-	w = &dirtied_bits[i];
-	if (*w & bit)
-		return true;
-	__sync_fetch_and_or(w, bit);
-	return false;
-}
-
-/* Was this folio (maybe) dirtied since the start?  A collision of bits
- * can only say yes: a page dirty before the start then counts as other. */
-static __always_inline bool dirtied_since_start(const struct folio_pos *p)
-{
-	__u32 i = p->bit / 64;
-
-	return i >= AMP_DIRTIED_WORDS || (dirtied_bits[i] & (1ULL << (p->bit % 64)));
 }
 
 static __always_inline struct amp_folio_slot *folio_slot(__u32 home, __u32 i)
@@ -148,6 +123,61 @@ static __always_inline struct amp_folio_slot *folio_slot(__u32 home, __u32 i)
 	__u32 idx = (home + i) & folio_table_mask;
 
 	return bpf_map_lookup_elem(&folio_table, &idx);
+}
+
+/* The 32-bit word of a slot that holds its `homed` byte, and p's bit of
+ * that byte as a mask of the word.  (BPF atomics are 32 or 64 bits wide.
+ * The word's other bytes are the slot's kind, written and has_next: plain
+ * byte stores, which an atomic OR of the whole word cannot undo, nor they
+ * it, on any architecture: each is atomic for its own bytes.) */
+static __always_inline __u32 *homed_word(struct amp_folio_slot *s, const struct folio_pos *p,
+					 __u32 *mask)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	*mask = 1U << (24 + p->bit);
+#else
+	*mask = 1U << p->bit;
+#endif
+	return (__u32 *)&s->kind;
+}
+
+/*
+ * Folios dirtied since tracing started, by anyone: a bit per folio in its
+ * home slot, set by the dirtying stage.  A file page written without its
+ * bit was dirty before the start (class before_start), not dirtied by an
+ * untraced writer meanwhile (class other).  A collision can only move such
+ * a page to other; and the pages dirty at the start are all written
+ * within the kernel's dirty expiry (30 s by default), long before the bits
+ * fill up.  In the home slot, not a bitmap of its own: the dirtying reads
+ * that slot's line next anyway, where a bitmap was one more line and one
+ * more page of a map, ~20-25 ns a folio after a syscall on a guest that
+ * flushes its TLB at each (scripts/bench/README.md).
+ *
+ * Mark a folio dirtied (a store only the first time).  Was it marked
+ * before?  If not, it has no owner to look for.
+ */
+static __always_inline bool mark_dirtied(const struct folio_pos *p)
+{
+	struct amp_folio_slot *s = folio_slot(p->home, 0);
+	__u32 mask, *w;
+
+	if (!s)		/* for the verifier */
+		return true;
+	w = homed_word(s, p, &mask);
+	if (*w & mask)
+		return true;
+	__sync_fetch_and_or(w, mask);
+	return false;
+}
+
+/* Was this folio (maybe) dirtied since the start?  A collision of bits
+ * can only say yes: a page dirty before the start then counts as other. */
+static __always_inline bool dirtied_since_start(const struct folio_pos *p)
+{
+	struct amp_folio_slot *s = folio_slot(p->home, 0);
+	__u32 mask;
+
+	return !s || (*homed_word(s, p, &mask) & mask);
 }
 
 /* The slot of the window holding tag (busy or not), or NULL. */

@@ -72,18 +72,6 @@ __u32 next_settle_slot AMP_HOT = 0;
 __u32 bdevfs_dev AMP_HOT = 0;
 
 /*
- * Folios dirtied since tracing started, by anyone: one bit per hash of
- * (dev, ino, index), set by the dirtying stage.  A file page written
- * without its bit was dirty before the start (class before_start), not
- * dirtied by an untraced writer meanwhile (class other).  A collision can
- * only move such a page to other; and the pages dirty at the start are
- * all written within the kernel's dirty expiry (30 s by default), long
- * before the bits fill up.  A global array: no helper call, no lock.
- */
-#define AMP_DIRTIED_WORDS (1 << 15)	/* 2^21 bits, 256 KiB */
-__u64 dirtied_bits[AMP_DIRTIED_WORDS];
-
-/*
  * Metadata pages (block-device, directory) an untraced user process
  * dirtied itself, e.g. ext4 without a journal allocating its inodes: their
  * write-out is that process's, never shared by window among the traced
@@ -206,7 +194,7 @@ struct amp_folio_slot {
 	__u8 kind;		/* enum amp_page_kind */
 	__u8 written;		/* its first device bytes were seen */
 	__u8 has_next;		/* page_next_owners holds its next owner */
-	__u8 __pad;
+	__u8 homed;		/* folios whose home this is, dirtied since the start */
 };
 
 struct {
