@@ -24,9 +24,11 @@
 # Phases:
 #   synth     bench_writer rewrites SYNTH_MIB in place through write()
 #             (64 KiB calls) and through a shared mapping on a loop ext4:
-#             MiB/s untraced, under `amptrace trace --preset write
-#             -c bench_writer`, and under the equivalent bpftrace program
-#             (scripts/bench/bpftrace-equivalent.sh);
+#             MiB/s (and the median time of one write() call) untraced,
+#             under `amptrace trace --preset write -c bench_writer`, under
+#             the equivalent bpftrace program
+#             (scripts/bench/bpftrace-equivalent.sh), and under empty
+#             programs on the same tracepoints ("floor");
 #   loader    a writer appending 100-byte lines, one write() each, at 10k/s
 #             and 100k/s: the amptrace process's CPU (utime+stime from
 #             /proc/PID/stat) and peak RSS (VmHWM), and the summary's losses;
@@ -99,16 +101,17 @@ RATES=(10000 100000)
 # MODES alternate in the throughput runs; TRACERS get the per-program and
 # loader runs.  bpftrace needs ~5 s to compile and attach, so --quick keeps
 # it out of the alternation and compares it on per-program BPF time only.
-# journald's runs (full mode) also alternate with "floor": empty bpftrace
-# programs on the same tracepoints, i.e. what attaching anything there costs
-# (any syscall tracepoint puts every syscall of the system on the slow path).
+# The synth and journald runs (full mode) also alternate with "floor": empty
+# bpftrace programs on the same tracepoints, i.e. what attaching anything
+# there costs (any syscall tracepoint puts every syscall of the system on
+# the slow path).
 MODES=(untraced amptrace) TRACERS=(amptrace)
 if ((use_bt)); then
     TRACERS+=(bpftrace)
     ((quick)) || MODES+=(bpftrace)
 fi
-JMODES=("${MODES[@]}")
-((use_bt && !quick)) && JMODES+=(floor)
+FMODES=("${MODES[@]}")
+((use_bt && !quick)) && FMODES+=(floor)
 
 # Private copies: every run measures the same binaries, even if a rebuild
 # replaces ./amptrace while the benchmark runs.
@@ -360,17 +363,21 @@ synth_run() {   # MODE WORKLOAD REP KIND
         sample synth "$2" "$1" "$3" total_mib_s "$(kv total_mib_s "$RES")"
         # The writer's own CPU (user+sys, exact): where its BPF programs run.
         sample synth "$2" "$1" "$3" cpu_s "$(awk -v u="$(kv user_s "$RES")" -v s="$(kv sys_s "$RES")" 'BEGIN { print u + s }')"
+        # write(): the median time of one call, steadier than MiB/s.
+        local call
+        call=$(kv call_ns_p50 "$RES")
+        [[ -z $call ]] || sample synth "$2" "$1" "$3" call_ns_p50 "$call"
     fi
 }
 
 phase_synth() {
     local wl rep mode
-    say "synth: ${SYNTH_MIB} MiB through write() ($WRITE_BLOCK-byte calls) and mmap, $reps reps x ${MODES[*]}"
+    say "synth: ${SYNTH_MIB} MiB through write() ($WRITE_BLOCK-byte calls) and mmap, $reps reps x ${FMODES[*]}"
     for wl in write mmap; do
         synth_run untraced "$wl" 0 warmup
         say "  $wl warm-up: $(kv dirty_mib_s "$RES") MiB/s"
         for ((rep = 1; rep <= reps; rep++)); do
-            for mode in $(order "$rep" "${MODES[@]}"); do
+            for mode in $(order "$rep" "${FMODES[@]}"); do
                 synth_run "$mode" "$wl" "$rep" run
                 say "  $wl rep $rep $mode: $(kv dirty_mib_s "$RES") MiB/s dirtying, $(kv total_mib_s "$RES") with fsync"
             done
@@ -565,12 +572,12 @@ phase_journald() {
     make_loopfs ext4 16384 "$JDIR"   # sparse; journald's size caps stay far away
     JLOOP=$LOOPNAME
     start_journald
-    say "journald: $J_N entries per run through native, syslog and stream, $reps reps x ${JMODES[*]}"
+    say "journald: $J_N entries per run through native, syslog and stream, $reps reps x ${FMODES[*]}"
     for kind in native syslog stream; do
         ingest_run untraced "$kind" 0 warmup
         say "  $kind warm-up: $(kv lines_per_s "$RES") lines/s"
         for ((rep = 1; rep <= reps; rep++)); do
-            for mode in $(order "$rep" "${JMODES[@]}"); do
+            for mode in $(order "$rep" "${FMODES[@]}"); do
                 ingest_run "$mode" "$kind" "$rep" run
                 say "  $kind rep $rep $mode: $(kv lines_per_s "$RES") lines/s"
             done

@@ -6,7 +6,8 @@
 # Each repetition runs bench_writer once untraced and once under each
 # BINARY (`trace --preset write -c bench_writer`), in that order, on one
 # loop ext4, with kernel.bpf_stats_enabled=1, and prints per run the
-# dirtying MiB/s and each program's ns per run (run_time_ns / run_cnt).
+# dirtying MiB/s, the median ns of one write() call (-w write) and each
+# program's ns per run (run_time_ns / run_cnt).
 # -w recv is journald's path instead: a process named ab_recv sends
 # itself 100,000 datagrams of -b bytes (default 100) over a socket pair
 # and receives each with recvmsg(), traced with `--preset journald -c
@@ -93,6 +94,6 @@ for ((rep = 1; rep <= reps; rep++)); do
             kill -INT "$tp"
             wait "$tp" || true
         fi
-        echo "rep=$rep $b $(grep -Eo '(dirty_mib_s|recv_per_s)=[0-9.]*' <<<"$res")$costs"
+        echo "rep=$rep $b $(grep -Eo '(dirty_mib_s|call_ns_p50|recv_per_s)=[0-9.]*' <<<"$res" | tr "\n" " ")$costs"
     done
 done
