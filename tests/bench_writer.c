@@ -20,6 +20,8 @@
  *
  * write/mmap: the file is created fresh (truncated), dirtied, then fsync'ed;
  * dirty_s is the dirtying phase alone, fsync_s the write-out after it.
+ * write also prints, on a second line, the median and 90th percentile of
+ * one write() call's time (call_ns_p50, call_ns_p90).
  * -k keeps the file and rewrites it in place: its pages are then clean in
  * the page cache and each run re-dirties the same folios without allocating
  * memory or blocks, which takes the guest's memory allocation (and, in a VM
