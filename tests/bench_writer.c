@@ -64,12 +64,17 @@ static void usage(void)
 	exit(2);
 }
 
-static double now_s(void)
+static uint64_t now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static double now_s(void)
+{
+	return now_ns() / 1e9;
 }
 
 static void cpu_s(double *user, double *sys)
@@ -98,14 +103,6 @@ static int cmp_u64(const void *a, const void *b)
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 /* The median and 90th percentile of n per-call times (sorted in place):
