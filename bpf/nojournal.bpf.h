@@ -102,10 +102,18 @@ static __always_inline void nj_page_dirtied(struct amp_page_key *key, struct ino
  * every handle, ahead of the handle's block mapping (the flusher's, the
  * extent conversion's), which names the file again.  The loader keeps the
  * one the kernel has.
+ *
+ * Only an outermost handle: one started inside another (current's
+ * journal_info is set: jbd2's handle, or without a journal ext4's nesting
+ * count) is part of the outer one's work.  Before 6.5 the flusher's block
+ * mapping opens such handles in the middle of its file's work: a new
+ * extent-tree block's quota charge dirties the inode (ext4_dirty_inode),
+ * and the block itself is dirtied just after; forgotten there, it went by
+ * window.
  */
 static __always_inline int kthread_file_forget(void)
 {
-	if (current_is_kthread())
+	if (current_is_kthread() && !bpf_get_current_task_btf()->journal_info)
 		kthread_file_note((__u32)bpf_get_current_pid_tgid(), NULL);
 	return 0;
 }
