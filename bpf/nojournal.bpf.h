@@ -12,7 +12,8 @@
  * written its bytes go to user space as that transaction's late bytes
  * (txn_page_written), which the ledger splits over the entries that
  * dirtied the file by their pages of it, as it does a kernel thread's
- * handle for a file in a jbd2 transaction (else by window).
+ * handle for a file in a jbd2 transaction (those still settling too; with
+ * none, by window).
  */
 #ifndef AMPTRACE_NOJOURNAL_BPF_H
 #define AMPTRACE_NOJOURNAL_BPF_H

@@ -33,6 +33,7 @@
 #include <unistd.h>
 #include "util.h"
 #include "ledger/ledger.h"
+#include "ledger/unsettled.h"
 
 #define WINDOW_QUIET_S 6.0
 #define WINDOW_MAX_S 60.0
@@ -83,6 +84,19 @@ struct known_txn {
 	double ail_read, ail_clear_at;
 };
 
+/*
+ * A kernel thread's share for a traced file that no entry in the ledger
+ * dirtied, parked for the entries with pages of it that still await their
+ * settlement (txn_share_files): those with ids up to last_id, with pages
+ * of it in all.
+ */
+struct parked_share {
+	size_t txn;		/* index in ledger.txns (which may move) */
+	int file;		/* in its st.files[] */
+	bool late;		/* late bytes (all metadata), or by its split */
+	__u64 bytes, pages, last_id;
+};
+
 struct window {
 	__u32 disk;
 	__u64 base_at_open;	/* unclaimed-bytes counter when it opened */
@@ -104,6 +118,9 @@ struct ledger {
 	double xfs_hold_s;
 	size_t nr_ail_held;	/* held entries with ail_hold */
 	bool flushing;		/* the run ended: hold nothing more */
+	struct unsettled *unsettled;	/* entries yet to come, or NULL */
+	struct parked_share *parked;
+	size_t nr_parked, cap_parked;
 	struct held *held, **held_tail;
 	size_t nr_ready;	/* held entries whose bill is complete */
 	struct known_txn *txns;
@@ -138,6 +155,11 @@ void ledger_xfs_ail(struct ledger *l, int fd, double hold_s)
 {
 	l->xfs_ail_fd = fd;
 	l->xfs_hold_s = hold_s;
+}
+
+void ledger_unsettled(struct ledger *l, struct unsettled *u)
+{
+	l->unsettled = u;
 }
 
 /* The btrfs metadata an entry wrote for itself, by tree (the kernel's
@@ -414,19 +436,6 @@ static void credit_share(struct ledger *l, struct held *h, struct known_txn *t, 
 		d->journal_by_cause += share;
 }
 
-/* Pages of file (dev, ino) an entry dirtied, as its scatter slots say. */
-static __u64 entry_file_pages(const struct amp_entry *e, __u32 dev, __u64 ino)
-{
-	__u32 runs = e->nr_runs < AMP_SCATTER_MAX ? e->nr_runs : AMP_SCATTER_MAX;
-	__u64 pages = 0;
-
-	for (__u32 i = 0; i < runs; i++)
-		if (e->runs[i].ino == ino && e->runs[i].dev == dev &&
-		    e->runs[i].kind == AMP_PAGE_FILE)
-			pages += e->runs[i].npages;
-	return pages;
-}
-
 /* One entry's share of a committed transaction's bytes. */
 static void charge_share(struct ledger *l, struct held *h, struct known_txn *t, __u32 handles)
 {
@@ -439,6 +448,62 @@ static void charge_share(struct ledger *l, struct held *h, struct known_txn *t, 
 		share = bytes - t->given;
 	t->given += share;
 	credit_share(l, h, t, share, false);
+}
+
+/* Park t's share for its file i (see struct parked_share) if entries that
+ * dirtied the file await their settlement: true if parked.  Their pages
+ * are read once per parked share, when it is made (a walk of the
+ * settler's entries the first time the file is asked for), and only when
+ * no entry the ledger holds dirtied the file. */
+static bool park_share(struct ledger *l, struct known_txn *t, int i, bool late, __u64 bytes)
+{
+	const struct amp_txn_file *f = &t->st.files[i];
+	struct parked_share *p;
+	__u64 last_id, pages;
+
+	if (!l->unsettled || l->flushing)
+		return false;
+	for (size_t k = 0; k < l->nr_parked; k++) {
+		p = &l->parked[k];
+		if (p->txn == (size_t)(t - l->txns) && p->file == i && p->late == late) {
+			p->bytes += bytes;	/* more of it for the same entries */
+			return true;
+		}
+	}
+	pages = unsettled_file_pages(l->unsettled, f->dev, f->ino, &last_id);
+	if (!pages || amp_grow(&l->parked, &l->cap_parked, l->nr_parked + 1, sizeof(*l->parked)))
+		return false;
+	p = &l->parked[l->nr_parked++];
+	*p = (struct parked_share){ .txn = t - l->txns, .file = i, .late = late,
+				    .bytes = bytes, .pages = pages, .last_id = last_id };
+	return true;
+}
+
+/* h's part of the parked shares of files it dirtied: by its pages of the
+ * file against those still to come, the last of them taking the rest. */
+static void claim_parked(struct ledger *l, struct held *h)
+{
+	for (size_t k = 0; k < l->nr_parked;) {
+		struct parked_share *p = &l->parked[k];
+		struct known_txn *t = &l->txns[p->txn];
+		const struct amp_txn_file *f = &t->st.files[p->file];
+		__u64 pages = h->e.id <= p->last_id ? entry_file_pages(&h->e, f->dev, f->ino) : 0,
+		      share;
+
+		if (!pages) {
+			k++;
+			continue;
+		}
+		share = pages >= p->pages ? p->bytes : p->bytes * pages / p->pages;
+		credit_share(l, h, t, share, p->late);
+		p->bytes -= share;
+		p->pages -= pages < p->pages ? pages : p->pages;
+		if (p->bytes) {
+			k++;
+			continue;
+		}
+		*p = l->parked[--l->nr_parked];	/* all given: drop it */
+	}
 }
 
 /* An entry's claim on a committed transaction: its share of the bytes, and
@@ -462,7 +527,8 @@ static void claim_share(struct ledger *l, struct held *h, struct known_txn *t, _
 	}
 	/* Kernel threads' shares for a file this entry dirtied: by its
 	 * handles among those still to come; the last of them to arrive
-	 * leaves what nobody with pages of the file took to the window. */
+	 * leaves what nobody with pages of the file took to the entries
+	 * still settling that have some (park_share), else to the window. */
 	for (int i = 0; i < AMP_TXN_FILES && waiting; i++) {
 		const struct amp_txn_file *f = &t->st.files[i];
 		__u64 *wait[2] = { &t->files_waiting[i], &t->files_late_waiting[i] };
@@ -478,7 +544,7 @@ static void claim_share(struct ledger *l, struct held *h, struct known_txn *t, _
 			} else if (handles >= waiting) {
 				struct window *w = window_of(l, txn_disk(t));
 
-				if (w)
+				if (!park_share(l, t, i, late, *wait[late]) && w)
 					w->pool += *wait[late];
 				*wait[late] = 0;
 			}
@@ -496,6 +562,8 @@ void ledger_entry(struct ledger *l, const struct amp_entry *e)
 		return;
 	memcpy(&h->e, e, entry_len(e));
 	take_btrfs_own(l, h);
+	if (l->nr_parked)
+		claim_parked(l, h);
 	for (__u32 i = 0; i < e->nr_txns && i < AMP_ENTRY_TXNS; i++) {
 		struct known_txn *t = txn_find(l, e->txns[i].dev, e->txns[i].tid);
 
@@ -540,9 +608,11 @@ static void txn_release_rest(struct ledger *l, struct known_txn *t)
  * of the entries that dirtied that file.  Each file's share of bytes_all
  * (by its handles, at most left in all) is split over the held entries by
  * their pages of it; with none held, kept for the transaction's entries
- * still to come (claim_share), else (all printed) by window.  late: the
- * bytes are metadata t wrote in place after its record (ledger_txn_late).
- * Returns the bytes handed out.
+ * still to come (claim_share), or parked for the entries with pages of it
+ * still awaiting their settlement (park_share: the flusher writes one
+ * file's metadata before the data of the entries' other files), else (all
+ * printed) by window.  late: the bytes are metadata t wrote in place after
+ * its record (ledger_txn_late).  Returns the bytes handed out.
  */
 static __u64 txn_share_files(struct ledger *l, struct known_txn *t, __u64 bytes_all,
 			     __u64 left, bool late)
@@ -574,6 +644,8 @@ static __u64 txn_share_files(struct ledger *l, struct known_txn *t, __u64 bytes_
 				t->files_waiting[i] += bytes;
 			continue;
 		}
+		if (!pages && bytes && park_share(l, t, i, late, bytes))
+			continue;
 		if (!pages) {
 			struct window *w = window_of(l, txn_disk(t));
 
@@ -679,7 +751,8 @@ void ledger_txn_late(struct ledger *l, const struct amp_txn_late *rec)
 		t->late_waiting += later;
 	}
 	/* Kernel threads' handles for a traced file: to the held entries that
-	 * dirtied it (with none held, to the window, in there). */
+	 * dirtied it (with none held, parked for those still settling, else
+	 * to the window, in there). */
 	if (total)
 		given += txn_share_files(l, t, rec->bytes, rec->bytes - given - later, true);
 	user = total ? rec->bytes * t->st.handles_user / total : 0;
@@ -795,6 +868,14 @@ void ledger_flush(struct ledger *l, int txns_fd)
 			t->files_waiting[f] = t->files_late_waiting[f] = 0;
 		}
 	}
+	/* Parked shares whose entries never came (all drained by now). */
+	for (size_t k = 0; k < l->nr_parked; k++) {
+		struct window *w = window_of(l, txn_disk(&l->txns[l->parked[k].txn]));
+
+		if (w)
+			w->pool += l->parked[k].bytes;
+	}
+	l->nr_parked = 0;
 	ledger_tick(l, true);
 	for (size_t i = 0; i < l->nr_wins; i++) {
 		struct ledger_disk *d = disk_totals(l, l->wins[i].disk);
@@ -828,6 +909,7 @@ void ledger_free(struct ledger *l)
 		free(l->wins[i].entries);
 	free(l->wins);
 	free(l->txns);
+	free(l->parked);
 	free(l->disks);
 	free(l);
 }

@@ -33,6 +33,7 @@ struct ledger_disk {
 };
 
 struct ledger;
+struct unsettled;
 /* Called once per entry, with its bill complete. */
 typedef void (*ledger_emit_fn)(void *ctx, const struct amp_entry *e,
 			       const struct entry_costs *c);
@@ -44,6 +45,10 @@ void ledger_btrfs_own(struct ledger *l, int fd);
  * whose items the AIL has yet to write back waits for those bytes, at most
  * hold_s after its bill is otherwise complete. */
 void ledger_xfs_ail(struct ledger *l, int fd, double hold_s);
+/* The entries waiting for their settlement (trace/settle.c) before they
+ * reach the ledger: a kernel thread's work for a file that no entry here
+ * dirtied waits for theirs (see txn_share_files). */
+void ledger_unsettled(struct ledger *l, struct unsettled *u);
 void ledger_entry(struct ledger *l, const struct amp_entry *e);
 void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec);
 void ledger_txn_late(struct ledger *l, const struct amp_txn_late *rec);

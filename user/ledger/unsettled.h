@@ -17,6 +17,14 @@ bool unsettled_settle(struct unsettled *u, const struct amp_settle *s, struct am
 /* Any one held entry as it stands; false when none is left. */
 bool unsettled_take_any(struct unsettled *u, struct amp_entry *out);
 size_t unsettled_count(const struct unsettled *u);
+/* Pages of file (dev, ino) e dirtied, as its scatter slots say: the
+ * measure by which the ledger splits a kernel thread's work for a file. */
+__u64 entry_file_pages(const struct amp_entry *e, __u32 dev, __u64 ino);
+/* Pages of file (dev, ino) the held entries dirtied, as their scatter
+ * slots say, and the highest id of an entry with some held since the file
+ * was first asked for (*last_id, 0 if none).  The first time a walk of
+ * every held entry; then kept up to date (a few files at a time). */
+__u64 unsettled_file_pages(struct unsettled *u, __u32 dev, __u64 ino, __u64 *last_id);
 void unsettled_free(struct unsettled *u);
 
 #endif /* AMPTRACE_UNSETTLED_H */

@@ -752,6 +752,7 @@ static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, i
 	t->settler = settler_new(t->ledger, t->slots, t->nr_slots, t->opts->settle_timeout);
 	if (!t->settler)
 		return -1;
+	ledger_unsettled(t->ledger, settler_held(t->settler));
 	return 0;
 }
 
