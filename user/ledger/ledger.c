@@ -450,33 +450,40 @@ static void charge_share(struct ledger *l, struct held *h, struct known_txn *t, 
 	credit_share(l, h, t, share, false);
 }
 
-/* Park t's share for its file i (see struct parked_share) if entries that
- * dirtied the file await their settlement: true if parked.  Their pages
- * are read once per parked share, when it is made (a walk of the
- * settler's entries the first time the file is asked for), and only when
- * no entry the ledger holds dirtied the file. */
-static bool park_share(struct ledger *l, struct known_txn *t, int i, bool late, __u64 bytes)
+/* t's share for its file i that no entry the ledger holds dirtied: parked
+ * (see struct parked_share) if entries that dirtied the file await their
+ * settlement, else to the window.  Their pages are read once per parked
+ * share, when it is made (a walk of the settler's entries the first time
+ * the file is asked for). */
+static void park_or_window(struct ledger *l, struct known_txn *t, int i, bool late, __u64 bytes)
 {
 	const struct amp_txn_file *f = &t->st.files[i];
 	struct parked_share *p;
+	struct window *w;
 	__u64 last_id, pages;
 
+	if (!bytes)
+		return;
 	if (!l->unsettled || l->flushing)
-		return false;
+		goto window;
 	for (size_t k = 0; k < l->nr_parked; k++) {
 		p = &l->parked[k];
 		if (p->txn == (size_t)(t - l->txns) && p->file == i && p->late == late) {
 			p->bytes += bytes;	/* more of it for the same entries */
-			return true;
+			return;
 		}
 	}
 	pages = unsettled_file_pages(l->unsettled, f->dev, f->ino, &last_id);
 	if (!pages || amp_grow(&l->parked, &l->cap_parked, l->nr_parked + 1, sizeof(*l->parked)))
-		return false;
+		goto window;
 	p = &l->parked[l->nr_parked++];
 	*p = (struct parked_share){ .txn = t - l->txns, .file = i, .late = late,
 				    .bytes = bytes, .pages = pages, .last_id = last_id };
-	return true;
+	return;
+window:
+	w = window_of(l, txn_disk(t));
+	if (w)
+		w->pool += bytes;
 }
 
 /* h's part of the parked shares of files it dirtied: by its pages of the
@@ -528,7 +535,7 @@ static void claim_share(struct ledger *l, struct held *h, struct known_txn *t, _
 	/* Kernel threads' shares for a file this entry dirtied: by its
 	 * handles among those still to come; the last of them to arrive
 	 * leaves what nobody with pages of the file took to the entries
-	 * still settling that have some (park_share), else to the window. */
+	 * still settling that have some, else to the window. */
 	for (int i = 0; i < AMP_TXN_FILES && waiting; i++) {
 		const struct amp_txn_file *f = &t->st.files[i];
 		__u64 *wait[2] = { &t->files_waiting[i], &t->files_late_waiting[i] };
@@ -542,10 +549,7 @@ static void claim_share(struct ledger *l, struct held *h, struct known_txn *t, _
 				credit_share(l, h, t, share, late);
 				*wait[late] -= share;
 			} else if (handles >= waiting) {
-				struct window *w = window_of(l, txn_disk(t));
-
-				if (!park_share(l, t, i, late, *wait[late]) && w)
-					w->pool += *wait[late];
+				park_or_window(l, t, i, late, *wait[late]);
 				*wait[late] = 0;
 			}
 		}
@@ -609,7 +613,7 @@ static void txn_release_rest(struct ledger *l, struct known_txn *t)
  * (by its handles, at most left in all) is split over the held entries by
  * their pages of it; with none held, kept for the transaction's entries
  * still to come (claim_share), or parked for the entries with pages of it
- * still awaiting their settlement (park_share: the flusher writes one
+ * still awaiting their settlement (park_or_window: the flusher writes one
  * file's metadata before the data of the entries' other files), else (all
  * printed) by window.  late: the bytes are metadata t wrote in place after
  * its record (ledger_txn_late).  Returns the bytes handed out.
@@ -644,13 +648,8 @@ static __u64 txn_share_files(struct ledger *l, struct known_txn *t, __u64 bytes_
 				t->files_waiting[i] += bytes;
 			continue;
 		}
-		if (!pages && bytes && park_share(l, t, i, late, bytes))
-			continue;
 		if (!pages) {
-			struct window *w = window_of(l, txn_disk(t));
-
-			if (w)
-				w->pool += bytes;
+			park_or_window(l, t, i, late, bytes);
 			continue;
 		}
 		for (struct held *h = l->held; h; h = h->next) {
