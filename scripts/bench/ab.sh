@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # A/B of amptrace builds on the synthetic writer: is a change faster?
 #
-#   scripts/bench/ab.sh [-n REPS] [-w write|mmap|recv] [-s MIB] [-b BYTES] [-c] BINARY...
+#   scripts/bench/ab.sh [-n REPS] [-w write|mmap|recv] [-s MIB] [-b BYTES] [-f FS] [-c] BINARY...
 #
 # Each repetition runs bench_writer once untraced and once under each
 # BINARY (`trace --preset write -c bench_writer`), in that order, on one
-# loop ext4, with kernel.bpf_stats_enabled=1, and prints per run the
+# loop filesystem (-f: ext4, the default, xfs or btrfs), with kernel.bpf_stats_enabled=1, and prints per run the
 # dirtying MiB/s, the median ns of one write() call (-w write) and each
 # program's ns per run (run_time_ns / run_cnt).
 # -w recv is journald's path instead: a process named ab_recv sends
@@ -17,20 +17,23 @@
 # between runs is 3-10 % on a VM: compare medians of several repetitions,
 # and prefer the per-program ns, which vary less than the throughput.
 # -b sets the write() size (65536): small ones are appends into pages
-# already dirty, a logger's usual entry.  -c adds each program's run count (name=NS/COUNT): runs per write tell
+# already dirty, a logger's usual entry.  -f btrfs: a filesystem whose
+# page cache keeps 4 KiB folios, so that one write() dirties many, all but
+# the first in the same kernel entry.  -c adds each program's run count (name=NS/COUNT): runs per write tell
 # which costs scale with the data and which with the syscalls.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$ROOT/tests/lib.sh"
 BW=${BENCH_WRITER:-$ROOT/build/tests/bench_writer}
 
-reps=3 wl=write mib=1024 bs='' counts=0
-while getopts n:w:s:b:ch opt; do
+reps=3 wl=write mib=1024 bs='' counts=0 fs=ext4
+while getopts n:w:s:b:f:ch opt; do
     case $opt in
         n) reps=$OPTARG ;;
         w) wl=$OPTARG ;;
         s) mib=$OPTARG ;;
         b) bs=$OPTARG ;;
+        f) fs=$OPTARG ;;
         c) counts=1 ;;
         *) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
     esac
@@ -38,6 +41,7 @@ done
 shift $((OPTIND - 1))
 (($#)) || { echo "ab: name at least one amptrace binary" >&2; exit 2; }
 [[ $wl == write || $wl == mmap || $wl == recv ]] || { echo "ab: -w write, mmap or recv" >&2; exit 2; }
+[[ $fs == ext4 || $fs == xfs || $fs == btrfs ]] || { echo "ab: -f ext4, xfs or btrfs" >&2; exit 2; }
 [[ -n $bs ]] || bs=$([[ $wl == recv ]] && echo 100 || echo 65536)
 need_root
 need_tracefs || { echo "ab: tracefs is not mounted and mounting it failed" >&2; exit 1; }
@@ -60,7 +64,7 @@ PY
     run_workload() { python3 "$AMP_TMP/ab_recv.py" "$bs"; }
 else
     MNT=$AMP_TMP/ab
-    make_loopfs ext4 $((mib * 2 + 1024)) "$MNT"
+    make_loopfs "$fs" $((mib * 2 + 1024)) "$MNT"
     case $wl in
         write) args=(write "$MNT/ab.dat" -k -s "$mib" -b "$bs") ;;
         mmap)  args=(mmap "$MNT/ab.dat" -k -s "$mib" -m 256) ;;
