@@ -13,7 +13,9 @@
 #      per-tree line, and its -j the recorder's device trees and entries'
 #      trees summing to their metadata.
 # The WAL run has an untraced `dd conv=fsync` beside it on the same
-# filesystem: its bytes must show as untraced, never on the entries.
+# filesystem: its bytes must show as untraced, never on the entries.  It
+# runs again with --no-btrfs-reservations: that hook not loaded, (a)-(e)
+# still hold.
 # Before 6.1 (Ubuntu's 5.15, t96), where the btrfs programs do not load
 # (README Limits), only (a) and (b) for the synthetic writer, then a skip.
 set -euo pipefail
@@ -173,6 +175,30 @@ for mode in delete wal; do
     fi
     cp "$TRACE_OUT" "$AMP_TMP/sqlite-$mode.json"
 done
+
+# --- --no-btrfs-reservations: the WAL run again, without the space-
+# reservation hook (the program is not loaded; with the hook, above, it
+# is), still by cause and with the sums closed.  The untraced dd's share
+# is then only what it copied itself (README Performance).
+resv_progs() { bpftool prog show | grep -c 'name on_btrfs_space' || true; }
+db=$mnt/wal2.db
+sqlite3 "$db" "PRAGMA journal_mode=wal; CREATE TABLE t (i INTEGER, s TEXT);" >/dev/null
+sync
+start_tracer --preset write -c sqlite3 --dev "$LOOPNAME"
+with=$(resv_progs)
+stop_tracer
+start_tracer --preset write -c sqlite3 --dev "$LOOPNAME" --no-btrfs-reservations
+without=$(resv_progs)
+((with == 1 && without == 0)) ||
+    fail "space-reservation programs loaded: $with with the hook, $without with --no-btrfs-reservations (want 1, 0)"
+ok "btrfs_space_reservation hooked by default, not with --no-btrfs-reservations"
+dd if=/dev/zero of="$mnt/dd2.out" bs=64k count=16 conv=fsync status=none &
+dd_pid=$!
+sqlite_run wal "$db"
+wait "$dd_pid"
+sync
+stop_tracer
+check "sqlite-wal-noresv" "$TRACE_OUT" untraced
 _umount_robust "$mnt"
 
 # --- journald 252 with its journal on btrfs: one line, then three

@@ -68,6 +68,7 @@ enum {
 	OPT_RINGBUF_KB,
 	OPT_SETTLE,
 	OPT_RAW_SYSCALLS,
+	OPT_NO_BTRFS_RESERVATIONS,
 	OPT_BTF,
 	OPT_METRICS,
 	OPT_METRICS_FILE,
@@ -105,6 +106,9 @@ static const struct argp_option trace_options[] = {
 	{ "btf", OPT_BTF, "FILE", 0, "Kernel BTF to use instead of /sys/kernel/btf/vmlinux", 1 },
 	{ "raw-syscalls", OPT_RAW_SYSCALLS, NULL, 0,
 	  "Hook every syscall (raw sys_enter/sys_exit), not only the preset's own tracepoints", 1 },
+	{ "no-btrfs-reservations", OPT_NO_BTRFS_RESERVATIONS, NULL, 0,
+	  "btrfs: do not hook space reservations (dozens per write): cheaper, but a transaction's "
+	  "shared blocks go only to the traced entries that copied blocks in it", 1 },
 	{},
 };
 
@@ -293,6 +297,9 @@ static int parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_RAW_SYSCALLS:
 		o->raw_syscalls = true;
+		break;
+	case OPT_NO_BTRFS_RESERVATIONS:
+		o->no_btrfs_reservations = true;
 		break;
 	case OPT_BTF:
 		if (access(arg, R_OK)) {

@@ -37,6 +37,7 @@ struct trace_opts {
 	bool verbose;
 	bool quiet;		/* summary only */
 	bool raw_syscalls;	/* raw sys_enter/sys_exit even where syscall events exist */
+	bool no_btrfs_reservations;	/* btrfs: no space-reservation hook (cheaper, coarser split) */
 	const char *record_path;	/* record: -o FILE */
 	const char *metrics_addr;	/* --metrics HOST:PORT */
 	const char *metrics_file;	/* --metrics-file PATH (node_exporter textfile) */

@@ -216,9 +216,14 @@ static int configure_btrfs(struct tracer *t)
 				"btrfs superblocks charged by window\n");
 	}
 	skel->rodata->btrfs_cause = on;
+	/* btrfs_space_reservation fires ~80 times per 64 KiB write(), and the
+	 * dispatch alone costs a btrfs writer more than the rest of amptrace
+	 * (scripts/bench/README.md, "btrfs: the space-reservation
+	 * tracepoint"): an option to do without its handles. */
+	if (!on || t->opts->no_btrfs_reservations)
+		bpf_program__set_autoload(skel->progs.on_btrfs_space_reservation, false);
 	if (!on) {
 		bpf_program__set_autoload(skel->progs.on_btrfs_cow_block, false);
-		bpf_program__set_autoload(skel->progs.on_btrfs_space_reservation, false);
 		bpf_program__set_autoload(skel->progs.on_btrfs_transaction_commit, false);
 	}
 	return 0;
