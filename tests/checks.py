@@ -156,7 +156,12 @@ def describe_uncharged(summary, d):
     for f in summary.get("files", []):
         by_path[f["path"]] = by_path.get(f["path"], 0) + f["dev_bytes"]
     files = sorted(((b, p) for p, b in by_path.items() if b), reverse=True)[:6]
-    return (f"untraced {d.get('untraced_bytes')} B, unwalked {d.get('unwalked_bytes')} B, "
+    # The tracer's own /sys/block reading beside what its programs saw
+    # (the device's write count also holds requests with no bytes to walk,
+    # such as empty flushes): which of the two readings a sum misses.
+    own = (f"tracer's counter {d.get('counter_bytes')} B in {d.get('counter_ios')} writes, "
+           f"{d.get('ios')} requests walked, difference {d.get('difference')} B")
+    return (f"{own}, untraced {d.get('untraced_bytes')} B, unwalked {d.get('unwalked_bytes')} B, "
             f"late {d.get('late_bytes')} B, losses {lost or 'none'}, counters {counters or 'none'}, "
             f"processes {procs}, files {files}")
 
