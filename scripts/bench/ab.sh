@@ -5,8 +5,8 @@
 #
 # Each repetition runs bench_writer once untraced and once under each
 # BINARY (`trace --preset write -c bench_writer`), in that order, on one
-# loop filesystem (-f: ext4, the default, xfs or btrfs), with kernel.bpf_stats_enabled=1, and prints per run the
-# dirtying MiB/s, the median ns of one write() call (-w write) and each
+# loop filesystem (-f: ext4, the default, xfs or btrfs; not with -w recv),
+# with kernel.bpf_stats_enabled=1, and prints per run the dirtying MiB/s, the median ns of one write() call (-w write) and each
 # program's ns per run (run_time_ns / run_cnt).
 # -w recv is journald's path instead: a process named ab_recv sends
 # itself 100,000 datagrams of -b bytes (default 100) over a socket pair
@@ -19,7 +19,9 @@
 # -b sets the write() size (65536): small ones are appends into pages
 # already dirty, a logger's usual entry.  -f btrfs: a filesystem whose
 # page cache keeps 4 KiB folios, so that one write() dirties many, all but
-# the first in the same kernel entry.  -c adds each program's run count (name=NS/COUNT): runs per write tell
+# the first in the same kernel entry.  A BINARY may be a wrapper script
+# that adds trace options (`shift; exec amptrace trace --OPTION "$@"`).
+# -c adds each program's run count (name=NS/COUNT): runs per write tell
 # which costs scale with the data and which with the syscalls.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)

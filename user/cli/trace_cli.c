@@ -108,7 +108,7 @@ static const struct argp_option trace_options[] = {
 	  "Hook every syscall (raw sys_enter/sys_exit), not only the preset's own tracepoints", 1 },
 	{ "no-btrfs-reservations", OPT_NO_BTRFS_RESERVATIONS, NULL, 0,
 	  "btrfs: do not hook space reservations (dozens per write): cheaper, but a transaction's "
-	  "shared blocks go only to the traced entries that copied blocks in it", 1 },
+	  "shared blocks go only to traced entries that copied blocks in it (else by window)", 1 },
 	{},
 };
 
