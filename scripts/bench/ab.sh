@@ -6,8 +6,9 @@
 # Each repetition runs bench_writer once untraced and once under each
 # BINARY (`trace --preset write -c bench_writer`), in that order, on one
 # loop filesystem (-f: ext4, the default, xfs or btrfs; not with -w recv),
-# with kernel.bpf_stats_enabled=1, and prints per run the dirtying MiB/s, the median ns of one write() call (-w write) and each
-# program's ns per run (run_time_ns / run_cnt).
+# with kernel.bpf_stats_enabled=1, and prints per run the dirtying MiB/s,
+# the median ns of one write() call (-w write) and each program's ns per
+# run (run_time_ns / run_cnt).
 # -w recv is journald's path instead: a process named ab_recv sends
 # itself 100,000 datagrams of -b bytes (default 100) over a socket pair
 # and receives each with recvmsg(), traced with `--preset journald -c
