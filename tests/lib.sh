@@ -212,6 +212,11 @@ make_loopfs() {
 devstat_written_bytes() { local -a f; read -r -a f <"/sys/block/$1/stat"; echo $((f[6] * 512)); }
 devstat_write_ios()     { local -a f; read -r -a f <"/sys/block/$1/stat"; echo "${f[4]}"; }
 
+# prog_ids_of PID: the BPF programs a process holds, the prog_id of each of
+# its fds (not bpftool's whole list: other tracers may load programs
+# meanwhile).
+prog_ids_of() { cat /proc/"$1"/fdinfo/* 2>/dev/null | sed -n 's/^prog_id:[[:space:]]*//p' | sort -u; }
+
 # --------------------------------------------------------------- journald ---
 
 # Which journald a journald test runs (AMP_JOURNALD):

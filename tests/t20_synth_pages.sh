@@ -6,9 +6,6 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
 
-# The BPF programs a process holds: the prog_id of each of its program fds
-# (not bpftool's whole list: other tracers may load programs meanwhile).
-prog_ids_of() { cat /proc/"$1"/fdinfo/* 2>/dev/null | sed -n 's/^prog_id:[[:space:]]*//p' | sort -u; }
 loaded_ids() { bpftool prog show 2>/dev/null | sed -nE 's/^([0-9]+): .*/\1/p' | sort; }
 
 # Both ways into the syscalls: the preset's own tracepoints, and the raw

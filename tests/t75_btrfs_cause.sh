@@ -182,12 +182,11 @@ done
 # no handle in the commits (a copy is never an untraced handle): their
 # shared blocks go to SQLite's entries, and what stays untraced depends on
 # timing, so it is not asserted here (README Performance).
-# The tracer's own programs named on_btrfs_space*: the prog_id of each of
-# its fds (not bpftool's whole list: other tracers may run meanwhile).
+# The tracer's own programs named on_btrfs_space* (prog_ids_of).
 resv_progs() {
     local n=0 id
     command -v bpftool >/dev/null || fail "bpftool is not installed (scripts/deps.sh)"
-    for id in $(sed -n 's/^prog_id:[[:space:]]*//p' /proc/"$TRACER_PID"/fdinfo/* 2>/dev/null | sort -u); do
+    for id in $(prog_ids_of "$TRACER_PID"); do
         [[ $(bpftool prog show id "$id" 2>/dev/null) != *"name on_btrfs_space"* ]] || n=$((n + 1))
     done
     echo "$n"
