@@ -13,13 +13,16 @@
 #
 # Prints the guest's "N passed, N failed, N skipped" line last; exit 0 if
 # no guest test failed, 1 if one did or no summary came back, 77 (skip) if
-# there is no KVM, qemu or kernel package to be had.  Logs (console, one
+# there is no qemu or kernel package to be had.  Logs (console, one
 # per guest test, `amptrace trace -v` load log) go to
 # ${AMP_TEST_LOGS:-/tmp/amptrace-test-logs}/qemu-KVER/.
 #
 # Environment:
-#   AMPTRACE_QEMU_ACCEL    kvm (default) | tcg: software emulation where
-#                          /dev/kvm is missing; 5-10x slower
+#   AMPTRACE_QEMU_ACCEL    auto (default): kvm where a KVM guest boots to a
+#                          marker line in 20 s (qemu-lib.sh, qemu_pick_accel),
+#                          else tcg | kvm | tcg: software emulation, 5-10x slower
+#   AMPTRACE_QEMU_SILENT   stop a guest whose console is empty this many s
+#                          after start (default 60 under KVM, 240 under TCG)
 #   AMPTRACE_QEMU_TCG_THREAD  single (default) | multi: tcg's vCPU threads
 #   AMPTRACE_QEMU_KPKG     kernel package (default: what Debian 12's
 #                          linux-image-amd64 depends on, a 6.1 kernel)
@@ -228,6 +231,8 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 exec >/dev/console 2>&1
+# First thing on the console: the host stops a guest that stays silent.
+echo "initramfs: init up at $(cut -d' ' -f1 /proc/uptime) s"
 . /amp.env
 fail() { echo "initramfs: $*"; echo "AMPTRACE-QEMU-DONE rc=99"; echo o >/proc/sysrq-trigger; sleep 10; exit 1; }
 for m in $ROOT_MODS; do modprobe "$m" || fail "modprobe $m failed"; done

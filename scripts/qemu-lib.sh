@@ -5,7 +5,8 @@
 # say, skip (exit 77) and die.
 #
 #   qemu_need               qemu, a static busybox, setpriv; ACCEL_ARGS
-#   qemu_kvm_usable         true if a KVM guest starts here (for .ci/run)
+#   qemu_pick_accel         kvm or tcg for this run (ACCEL_VERDICT, ACCEL_WHY):
+#                           KVM only if a KVM guest boots to a marker line
 #   qemu_kernel [SUITE]     a Debian kernel package, fetched once into the
 #                           cache: KPKG KDIR KVER MODDIR VMLINUZ
 #   qemu_workdir            WORK, a fresh temp dir (and traps that remove it
@@ -14,10 +15,12 @@
 #                           an initramfs tree; QEMU_MODS: those to modprobe
 #   qemu_run CONSOLE ARG... boots qemu (dies with this script), waits at
 #                           most QEMU_TIMEOUT s: QEMU_RC, QEMU_TIMED_OUT,
-#                           QEMU_ELAPSED;  qemu_report: how it ended
+#                           QEMU_ELAPSED, QEMU_SILENT;  qemu_report: how it ended
 #
 # Environment (as documented in the scripts): AMPTRACE_QEMU_ACCEL,
-# AMPTRACE_QEMU_TCG_THREAD, AMPTRACE_QEMU_CACHE, AMPTRACE_QEMU_KPKG,
+# AMPTRACE_QEMU_TCG_THREAD, AMPTRACE_QEMU_CACHE, AMPTRACE_QEMU_SILENT,
+# AMPTRACE_QEMU_KVM_PROBE_TIMEOUT, AMPTRACE_QEMU_ACCEL_CACHE,
+# AMPTRACE_QEMU_ACCEL_WHY (the reason for an AMPTRACE_QEMU_ACCEL a probe chose), AMPTRACE_QEMU_KPKG,
 # AMPTRACE_QEMU_DEBS, AMPTRACE_QEMU_STREAM, AMPTRACE_DEBIAN_MIRROR.
 
 QEMU_CACHE=${AMPTRACE_QEMU_CACHE:-/var/cache/amptrace-qemu}
@@ -33,12 +36,15 @@ qemu_need() {
         skip "no static $BUSYBOX for the initramfs (apt-get install busybox-static)"
     fi
     command -v setpriv >/dev/null || skip "setpriv (util-linux) missing"
-    ACCEL=${AMPTRACE_QEMU_ACCEL:-kvm}
+    qemu_pick_accel
+    ACCEL=$ACCEL_VERDICT
+    say "accelerator: $ACCEL ($ACCEL_WHY)"
     case $ACCEL in
         kvm)
-            [[ -c /dev/kvm ]] ||
-                skip "/dev/kvm not available (no hardware virtualisation here); AMPTRACE_QEMU_ACCEL=tcg runs the guest under emulation, 5-10x slower"
-            [[ -r /dev/kvm && -w /dev/kvm ]] || skip "/dev/kvm not readable and writable"
+            local kvmdev=${AMPTRACE_QEMU_KVM_DEV:-/dev/kvm}
+            [[ -c $kvmdev ]] ||
+                skip "$kvmdev not available (no hardware virtualisation here); AMPTRACE_QEMU_ACCEL=tcg runs the guest under emulation, 5-10x slower"
+            [[ -r $kvmdev && -w $kvmdev ]] || skip "$kvmdev not readable and writable"
             ACCEL_ARGS=(-accel kvm -cpu host) ;;
         tcg)
             # One host thread for all vCPUs.  With thread=multi (qemu 7.2) a
@@ -53,17 +59,96 @@ qemu_need() {
     esac
 }
 
-# qemu_kvm_usable: whether qemu can run a KVM guest here.  /dev/kvm may be
-# there and still refuse (a nested guest: "failed to set MSR 0x10a", and
-# qemu aborts at once); a paused VM still up after 3 s is a working one.
-qemu_kvm_usable() {
-    [[ -c /dev/kvm && -r /dev/kvm && -w /dev/kvm ]] || return 1
-    local rc
-    # stderr null around the wait: bash's own "Aborted" line too.
-    rc=$({ timeout 3 qemu-system-x86_64 -nodefaults -no-user-config -display none -accel kvm \
-             -cpu host -machine q35 -S -monitor none -serial none </dev/null >/dev/null
-           echo $?; } 2>/dev/null)
-    ((rc == 124))
+# ------------------------------------------------------ which accelerator ---
+# KVM only where a guest really runs under it.  /dev/kvm may open and still
+# fail in two ways: qemu aborts at once (a nested guest: "failed to set MSR
+# 0x10a"), or the VM starts and then never gets going (seen here: a 6.1
+# guest printed nothing in 540 s at 100 % system CPU, where TCG boots the
+# same kernel to its init in 6 s).  So the probe boots the tests' own
+# kernel with a one-line initramfs and waits for that line on the console.
+QEMU_PROBE_MARK=AMPTRACE-ACCEL-PROBE-OK
+
+# qemu_kvm_boots VMLINUZ: true if VMLINUZ boots to the probe's marker under
+# KVM within AMPTRACE_QEMU_KVM_PROBE_TIMEOUT s (20; TCG needs 6 here).
+# QEMU_PROBE_WHY says what happened, in a few words.
+qemu_kvm_boots() {
+    local vmlinuz=$1 limit=${AMPTRACE_QEMU_KVM_PROBE_TIMEOUT:-20}
+    local kvmdev=${AMPTRACE_QEMU_KVM_DEV:-/dev/kvm} qemu dir pid t0 rc=1
+    QEMU_PROBE_WHY=''
+    qemu=$(command -v qemu-system-x86_64) || { QEMU_PROBE_WHY="no qemu-system-x86_64"; return 1; }
+    [[ -c $kvmdev ]] || { QEMU_PROBE_WHY="no $kvmdev"; return 1; }
+    [[ -r $kvmdev && -w $kvmdev ]] || { QEMU_PROBE_WHY="$kvmdev not readable and writable"; return 1; }
+    [[ -f $vmlinuz ]] || { QEMU_PROBE_WHY="no kernel to boot ($vmlinuz)"; return 1; }
+    [[ -x /bin/busybox ]] || { QEMU_PROBE_WHY="no /bin/busybox for the probe's initramfs"; return 1; }
+    dir=$(mktemp -d "${TMPDIR:-/tmp}/amptrace-kvm-probe.XXXXXX")
+    mkdir -p "$dir/ird/bin" "$dir/ird/proc"
+    cp /bin/busybox "$dir/ird/bin/busybox"
+    printf '#!/bin/busybox sh\necho %s\n/bin/busybox mount -t proc proc /proc\n/bin/busybox echo o >/proc/sysrq-trigger\n/bin/busybox sleep 10\n' \
+        "$QEMU_PROBE_MARK" >"$dir/ird/init"
+    chmod +x "$dir/ird/init"
+    (cd "$dir/ird" && find . | /bin/busybox cpio -o -H newc 2>/dev/null) >"$dir/initramfs.cpio"
+    : >"$dir/console"
+    t0=$SECONDS
+    setpriv --pdeathsig KILL -- "$qemu" -nodefaults -no-user-config -machine q35 -accel kvm -cpu host \
+        -m 256 -display none -monitor none -serial "file:$dir/console" -no-reboot \
+        -kernel "$vmlinuz" -initrd "$dir/initramfs.cpio" \
+        -append "console=ttyS0 rdinit=/init panic=-1 loglevel=1 mitigations=off" \
+        </dev/null >"$dir/qemu.err" 2>&1 &
+    pid=$!
+    while :; do
+        if grep -q "$QEMU_PROBE_MARK" "$dir/console" 2>/dev/null; then
+            QEMU_PROBE_WHY="a KVM guest booted to its init in $((SECONDS - t0)) s"
+            rc=0
+            break
+        fi
+        if ! kill -0 "$pid" 2>/dev/null; then
+            QEMU_PROBE_WHY="qemu/kvm ended before its guest printed: $(grep -m 1 . "$dir/qemu.err" 2>/dev/null || echo 'no message')"
+            break
+        fi
+        if ((SECONDS - t0 >= limit)); then
+            QEMU_PROBE_WHY="$kvmdev opens, but a KVM guest printed nothing in ${limit} s"
+            break
+        fi
+        sleep 0.2
+    done
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    rm -rf -- "$dir"
+    return "$rc"
+}
+
+# qemu_pick_accel: ACCEL_VERDICT (kvm or tcg) and ACCEL_WHY for this run.
+# AMPTRACE_QEMU_ACCEL=kvm or tcg decides; unset or auto, the probe does,
+# once a run: its verdict is kept in AMPTRACE_QEMU_ACCEL_CACHE (a file,
+# set by tests/run.sh and .ci/run) for every later guest of the run.
+qemu_pick_accel() {
+    local cache=${AMPTRACE_QEMU_ACCEL_CACHE-} rc=0
+    case ${AMPTRACE_QEMU_ACCEL:-auto} in
+        kvm|tcg) ACCEL_VERDICT=$AMPTRACE_QEMU_ACCEL
+                 ACCEL_WHY=${AMPTRACE_QEMU_ACCEL_WHY:-AMPTRACE_QEMU_ACCEL=$AMPTRACE_QEMU_ACCEL}
+                 return 0 ;;
+        auto) ;;
+        *) die "AMPTRACE_QEMU_ACCEL must be kvm, tcg or auto, not '$AMPTRACE_QEMU_ACCEL'" ;;
+    esac
+    if [[ -n $cache && -s $cache ]] && IFS=$'\t' read -r ACCEL_VERDICT ACCEL_WHY <"$cache" &&
+       [[ $ACCEL_VERDICT == kvm || $ACCEL_VERDICT == tcg ]]; then
+        ACCEL_WHY="$ACCEL_WHY (probed earlier in this run)"
+        return 0
+    fi
+    if [[ -z ${VMLINUZ-} ]]; then
+        # The probe boots the core tests' kernel (Debian 12's), fetched into
+        # the cache as those tests would.
+        qemu_kernel "" >/dev/null 2>&1 || rc=$?
+    fi
+    if ((rc == 0)) && qemu_kvm_boots "$VMLINUZ"; then
+        ACCEL_VERDICT=kvm
+    else
+        ACCEL_VERDICT=tcg
+        ((rc == 0)) || QEMU_PROBE_WHY="no kernel to probe KVM with"
+    fi
+    ACCEL_WHY=$QEMU_PROBE_WHY
+    [[ -z $cache ]] || printf '%s\t%s\n' "$ACCEL_VERDICT" "$ACCEL_WHY" >"$cache"
+    return 0
 }
 
 # --------------------------------------------------------- kernel package ---
@@ -326,7 +411,9 @@ initramfs_modules() {
 # qemu_run CONSOLE QEMU_ARG...: qemu with ACCEL_ARGS, the serial console
 # into CONSOLE (streamed to stdout on a terminal or with
 # AMPTRACE_QEMU_STREAM), qemu's own messages into $WORK/qemu.err.  Waits
-# for it to power off, QEMU_TIMEOUT s at most (then stops it).
+# for it to power off, QEMU_TIMEOUT s at most (then stops it), and stops
+# it early if the console is still empty after AMPTRACE_QEMU_SILENT s
+# (default 60 under KVM, 240 under TCG): QEMU_SILENT is then that limit.
 qemu_run() {
     local console=$1 t_start=$SECONDS
     shift
@@ -340,10 +427,21 @@ qemu_run() {
         tail -n +1 -f --pid="$QEMU_PID" "$console" &
         TAIL_PID=$!
     fi
-    QEMU_TIMED_OUT=0
+    QEMU_TIMED_OUT=0 QEMU_SILENT=0
+    # A guest whose console stays empty this long never got going (the
+    # init scripts print a line first thing): stop it now, not at the end
+    # of QEMU_TIMEOUT.  TCG boots Debian's kernels to init in ~6 s here,
+    # 3 guests at once in ~20 s; KVM in ~1 s.
+    local silent_limit=${AMPTRACE_QEMU_SILENT:-}
+    [[ -n $silent_limit ]] || { [[ $ACCEL == kvm ]] && silent_limit=60 || silent_limit=240; }
     while kill -0 "$QEMU_PID" 2>/dev/null; do
         if ((SECONDS - t_start >= QEMU_TIMEOUT)); then
             QEMU_TIMED_OUT=1
+            kill -TERM "$QEMU_PID" 2>/dev/null
+            break
+        fi
+        if ((SECONDS - t_start >= silent_limit)) && [[ ! -s $console ]]; then
+            QEMU_SILENT=$silent_limit
             kill -TERM "$QEMU_PID" 2>/dev/null
             break
         fi
@@ -366,6 +464,10 @@ qemu_report() {
     fi
     [[ -s $WORK/qemu.err ]] && { say "qemu said:"; sed 's/^/  /' "$WORK/qemu.err" >&2; }
     ((QEMU_TIMED_OUT)) && say "guest still running after ${QEMU_TIMEOUT}s: stopped it"
+    if ((QEMU_SILENT)); then
+        say "the guest printed nothing in ${QEMU_SILENT} s under qemu/$ACCEL: stopped it early ($ACCEL_WHY)"
+        [[ $ACCEL != kvm ]] || say "KVM opens here but its guest does not run: AMPTRACE_QEMU_ACCEL=tcg (or auto) emulates it"
+    fi
     ((QEMU_RC == 0 || QEMU_TIMED_OUT)) || say "qemu exited $QEMU_RC"
     return 0
 }

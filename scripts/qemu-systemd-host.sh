@@ -36,13 +36,13 @@
 # AMPTRACE_QEMU_STREAM=1, else when the guest is off), then one line
 # "qemu-systemd-host: ... exit N"; exits with SCRIPT's status, 1 if the
 # guest never ran it to the end (the console's tail is printed), 77 (skip)
-# where KVM (without AMPTRACE_QEMU_ACCEL=tcg), qemu, a kernel or the rootfs
-# cannot be had.  Logs (console, script.log, files SCRIPT wrote to AMP_OUT)
+# where qemu, a kernel or the rootfs cannot be had.  Logs (console, script.log, files SCRIPT wrote to AMP_OUT)
 # in ${AMP_TEST_LOGS:-/tmp/amptrace-test-logs}/qemu-systemd-host/ without -o.
 #
 # Environment:
 #   AMPTRACE_QEMU_ACCEL, AMPTRACE_QEMU_TCG_THREAD, AMPTRACE_QEMU_CACHE,
-#   AMPTRACE_QEMU_APPEND, AMPTRACE_QEMU_STREAM    as for qemu-kernel-test.sh
+#   AMPTRACE_QEMU_APPEND, AMPTRACE_QEMU_STREAM, AMPTRACE_QEMU_SILENT
+#                           as for qemu-kernel-test.sh
 #   AMPTRACE_QEMU_TIMEOUT   seconds for the whole guest run (default 540)
 #   AMPTRACE_QEMU_MEM / AMPTRACE_QEMU_SMP   guest MiB (2048) / vCPUs (2)
 #   AMPTRACE_SDHOST_PKGS    more Debian packages for the rootfs, comma-separated
@@ -175,6 +175,8 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 exec >/dev/console 2>&1
+# First thing on the console: the host stops a guest that stays silent.
+echo "initramfs: init up at $(cut -d' ' -f1 /proc/uptime) s"
 . /amp.env
 fail() { echo "initramfs: $*"; echo o >/proc/sysrq-trigger; sleep 10; exit 1; }
 for m in $ROOT_MODS; do modprobe "$m" || fail "modprobe $m failed"; done

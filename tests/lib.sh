@@ -583,9 +583,14 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 # was asked for.
 qemu_need_accel() {
     [[ -z ${AMP_IN_QEMU-} ]] || skip "already inside the qemu guest"
-    if [[ ${AMPTRACE_QEMU_ACCEL:-kvm} == kvm && ! -c /dev/kvm ]]; then
-        skip "/dev/kvm not available (no hardware virtualisation on this machine); AMPTRACE_QEMU_ACCEL=tcg runs it emulated (slow)"
-    fi
+    command -v qemu-system-x86_64 >/dev/null ||
+        skip "qemu-system-x86_64 not installed (apt-get install qemu-system-x86)"
+    # KVM where a KVM guest really boots, else TCG (scripts/qemu-accel.sh
+    # says which and why; tests/run.sh keeps the verdict for the run).
+    local accel why
+    IFS=$'\t' read -r accel why < <("$AMP_ROOT/scripts/qemu-accel.sh") ||
+        fail "scripts/qemu-accel.sh could not choose an accelerator"
+    export AMPTRACE_QEMU_ACCEL=$accel AMPTRACE_QEMU_ACCEL_WHY=$why
 }
 
 # qemu_core_tests WHAT: the core tests in the guest kernel the environment

@@ -8,6 +8,12 @@ set -uo pipefail
 cd "$(dirname "$0")"
 logdir=${AMP_TEST_LOGS:-/tmp/amptrace-test-logs}
 mkdir -p "$logdir"
+# The qemu tests' accelerator is probed once a run (scripts/qemu-accel.sh).
+if [[ -z ${AMPTRACE_QEMU_ACCEL_CACHE-} ]]; then
+    AMPTRACE_QEMU_ACCEL_CACHE=$(mktemp "${TMPDIR:-/tmp}/amptrace-accel.XXXXXX")
+    export AMPTRACE_QEMU_ACCEL_CACHE
+    trap 'rm -f -- "$AMPTRACE_QEMU_ACCEL_CACHE"' EXIT
+fi
 pass=0 failed=0 skipped=0
 tests=("$@")
 ((${#tests[@]})) || tests=(t*.sh)

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Debian 12's own kernel (6.1, its linux-image package) booted under qemu
-# with KVM: the same ./amptrace must load there (CO-RE) and the core tests
-# must pass in the guest.  Skips where there is no /dev/kvm, qemu or kernel
-# package.  AMPTRACE_QEMU_ACCEL=tcg runs it under emulation instead (slow:
-# then only the tests in AMPTRACE_QEMU_TESTS, default the quick ones).
+# the same ./amptrace must load there (CO-RE) and the core tests must pass
+# in the guest.  Under KVM where a KVM guest boots, else emulated (TCG,
+# slow: then only the tests in AMPTRACE_QEMU_TESTS, default the quick
+# ones); scripts/qemu-accel.sh says which and why.  Skips where there is no
+# qemu or kernel package.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root

@@ -3,8 +3,8 @@
 # (writeback_dirty_page, no struct folio, no bpf_loop), so the same
 # ./amptrace must pick its fallback programs there and the core tests must
 # pass.  The packages come from archive.ubuntu.com (newest 5.15 generic
-# kernel of jammy-updates); skips where that, /dev/kvm, qemu or the network
-# is missing.  AMPTRACE_QEMU_ACCEL=tcg runs it under emulation instead.
+# kernel of jammy-updates); skips where that, qemu or the network is
+# missing.  KVM or TCG as for t95.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root

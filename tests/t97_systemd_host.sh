@@ -23,8 +23,8 @@
 # cgroup charged to the logger's entry, that entry's pages all written;
 # with audit on, the audit records of amptrace's loads shown as its own
 # cost (and counted in the bill: journald wrote them).
-# Skips like t95 (no KVM and no AMPTRACE_QEMU_ACCEL=tcg), or where neither
-# the rootfs nor a kernel can be had.
+# KVM or TCG as for t95; skips where neither the rootfs nor a kernel can be
+# had.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
