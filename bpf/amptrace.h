@@ -10,6 +10,9 @@
 
 #define AMP_COMM_LEN	 16
 #define AMP_DISK_NAME_LEN 32
+/* --dev: the block devices of the named device's stack (its disks, their
+ * partitions, dm and md layers above or below it) the kernel side checks. */
+#define AMP_MAX_TARGET_DEVS 16
 #define AMP_SCATTER_MAX	 48	/* folio runs kept inline per entry */
 #define AMP_MAX_SYSCALLS 512	/* size of the syscall -> kind table */
 #define AMP_ENTRY_TXNS	 4	/* fs journal transactions kept per entry */

@@ -101,6 +101,10 @@ struct walk {
 	 * Handed to fs_bio_bytes() by address: a copy on the stack at every
 	 * call would multiply the verifier's states. */
 	struct amp_fs_bio fb;
+	/* The partition the request is for (rq->part; 0 for a whole disk):
+	 * its own row, ps, gets the same classes as the disk's. */
+	struct amp_dev_stats *ps;	/* not valid in walk_step_global(), as ds */
+	__u32 part_dev;
 };
 
 static __always_inline void walk_load_bio(struct walk *w, struct bio *bio, const bool cast)
@@ -128,17 +132,22 @@ static __always_inline void walk_load_bio(struct walk *w, struct bio *bio, const
 	}
 }
 
-static __always_inline void add_class(struct amp_dev_stats *ds, int cls, __u32 bytes)
+/* ds: the disk's row; ps: the partition's, or NULL. */
+static __always_inline void add_class(struct amp_dev_stats *ds, struct amp_dev_stats *ps,
+				      int cls, __u32 bytes)
 {
-	if (cls >= 0 && cls < AMP_NR_CLASSES)
+	if (cls >= 0 && cls < AMP_NR_CLASSES) {
 		__sync_fetch_and_add(&ds->bytes[cls], bytes);
+		if (ps)
+			__sync_fetch_and_add(&ps->bytes[cls], bytes);
+	}
 }
 
 /* Unowned bytes: their class, and the transaction of a fs_bios bio. */
 static __always_inline void charge_class(struct walk *w, struct amp_dev_stats *ds,
-					 int cls, __u32 bytes)
+					 struct amp_dev_stats *ps, int cls, __u32 bytes)
 {
-	add_class(ds, cls, bytes);
+	add_class(ds, ps, cls, bytes);
 	/* Journal blocks of a known commit, or metadata a transaction wrote
 	 * in place: that transaction's cost. */
 	if (w->fb.txn.dev && cls == (w->fb.meta ? AMP_CLASS_METADATA : AMP_CLASS_JOURNAL))
@@ -148,15 +157,15 @@ static __always_inline void charge_class(struct walk *w, struct amp_dev_stats *d
 /* Bytes of a folio owned by an entry (c: from its owner): charge the
  * entry, and settle it if this was the last folio it waited for. */
 static __always_inline void charge_owner(struct walk *w, struct amp_dev_stats *ds,
-					 struct amp_page_key *key, struct folio_charge *c,
-					 __u32 bytes)
+					 struct amp_dev_stats *ps, struct amp_page_key *key,
+					 struct folio_charge *c, __u32 bytes)
 {
 	int cls = c->kind == AMP_PAGE_FILE ? AMP_CLASS_DATA : AMP_CLASS_METADATA;
 	struct amp_file_key fk = { .dev = key->dev, .ino = key->ino };
 	struct amp_file_stats *fs;
 	struct amp_settle *s;
 
-	add_class(ds, cls, bytes);
+	add_class(ds, ps, cls, bytes);
 	fs = bpf_map_lookup_elem(&files, &fk);
 	if (fs)
 		__sync_fetch_and_add(&fs->dev_bytes, bytes);
@@ -167,6 +176,8 @@ static __always_inline void charge_owner(struct walk *w, struct amp_dev_stats *d
 		return;
 	}
 	__sync_fetch_and_add(&ds->charged_bytes, bytes);
+	if (ps)
+		__sync_fetch_and_add(&ps->charged_bytes, bytes);
 	if (cls == AMP_CLASS_METADATA)
 		__sync_fetch_and_add(&ds->meta_owned, bytes);
 	__sync_fetch_and_add(&s->dev_bytes[cls & 1], bytes);
@@ -201,7 +212,7 @@ static __always_inline int classify_unowned(struct walk *w, struct inode *host,
 
 /* One step: at most one folio's bytes within one bvec. */
 static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *ds,
-					 const bool cast)
+					 struct amp_dev_stats *ps, const bool cast)
 {
 	/* The folio's key, place and charge, in folio_written_global()'s
 	 * arguments: one copy on a stack three calls deep before 5.17. */
@@ -226,7 +237,7 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 
 		if (!next) {
 			/* Request bytes beyond its bios: count, do not lose. */
-			charge_class(w, ds, AMP_CLASS_OTHER, w->rq_left);
+			charge_class(w, ds, ps, AMP_CLASS_OTHER, w->rq_left);
 			w->rq_left = 0;
 			return 1;
 		}
@@ -235,7 +246,7 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 	}
 	if (!w->bio_walkable) {
 		chunk = w->bio_left < w->rq_left ? w->bio_left : w->rq_left;
-		charge_class(w, ds, w->bio_meta ? AMP_CLASS_METADATA : AMP_CLASS_OTHER, chunk);
+		charge_class(w, ds, ps, w->bio_meta ? AMP_CLASS_METADATA : AMP_CLASS_OTHER, chunk);
 		w->bio_left -= chunk;
 		w->rq_left -= chunk;
 		return 0;
@@ -292,7 +303,7 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 		io.jbd2 = w->bio_jbd2;
 		if (folio_written_global(&io)) {
 			chunk = io.chunk;
-			charge_owner(w, ds, key, &io.c, chunk);
+			charge_owner(w, ds, ps, key, &io.c, chunk);
 			goto advance;
 		}
 	}
@@ -305,13 +316,13 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 		o = bpf_map_lookup_elem(&startup_pages, key);
 		if (o) {
 			hashed_owner_written(&startup_pages, key, o, 0, in_page, &chunk, &io.c);
-			charge_owner(w, ds, key, &io.c, chunk);
+			charge_owner(w, ds, ps, key, &io.c, chunk);
 			goto advance;
 		}
 	}
 	/* Metadata a transaction filed and writes back in place: its own. */
 	if (cls == AMP_CLASS_METADATA && host && txn_page_written(w->dev, key, chunk)) {
-		add_class(ds, cls, chunk);
+		add_class(ds, ps, cls, chunk);
 		/* An entry that dirtied it during this write owns it now. */
 		txn_next_owner_take(&io);
 		goto advance;
@@ -325,7 +336,7 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 			__sync_fetch_and_add(&ds->meta_untraced, chunk);
 		}
 	}
-	charge_class(w, ds, cls, chunk);
+	charge_class(w, ds, ps, cls, chunk);
 advance:
 	w->done += chunk;
 	w->bio_left -= chunk;
@@ -338,7 +349,7 @@ static long walk_step(__u32 i, void *ctx)
 {
 	struct walk *w = ctx;
 
-	return walk_step_on(w, w->ds, false);
+	return walk_step_on(w, w->ds, w->ps, false);
 }
 
 /* The same with typed loads (6.2+; bpf_loop is older, so no bounded twin). */
@@ -346,19 +357,21 @@ static long walk_step_cast(__u32 i, void *ctx)
 {
 	struct walk *w = ctx;
 
-	return walk_step_on(w, w->ds, true);
+	return walk_step_on(w, w->ds, w->ps, true);
 }
 
 /* Without bpf_loop: a global function is verified once, not once per loop
  * iteration, but sees *w as plain memory, so it looks ds up again. */
 __noinline long walk_step_global(struct walk *w)
 {
-	__u32 dev;
+	__u32 dev, part_dev;
 
 	if (!w)
 		return 1;
-	dev = w->dev;	/* a map key on the stack, for older verifiers */
-	return walk_step_on(w, bpf_map_lookup_elem(&devs, &dev), false);
+	dev = w->dev;	/* map keys on the stack, for older verifiers */
+	part_dev = w->part_dev;
+	return walk_step_on(w, bpf_map_lookup_elem(&devs, &dev),
+			    part_dev ? bpf_map_lookup_elem(&devs, &part_dev) : NULL, false);
 }
 
 static __always_inline bool op_counts_as_write(__u32 op)
@@ -372,41 +385,59 @@ static __always_inline bool op_counts_as_write(__u32 op)
  * counted as unwalked, never dropped. */
 #define AMP_WALK_BOUNDED_STEPS 4096
 
+/* devs[dev], made on first use (named from name, a kernel string). */
+static __always_inline struct amp_dev_stats *dev_row(__u32 dev, const char *name)
+{
+	struct amp_dev_stats *ds = bpf_map_lookup_elem(&devs, &dev), *init;
+	__u32 zero = 0;
+
+	if (ds)
+		return ds;
+	/* Too big for the stack beside the walk: a per-CPU scratch. */
+	init = bpf_map_lookup_elem(&dev_scratch, &zero);
+	if (!init)
+		return NULL;
+	__builtin_memset(init, 0, sizeof(*init));
+	bpf_probe_read_kernel_str(&init->name, sizeof(init->name), name);
+	if (bpf_map_update_elem(&devs, &dev, init, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&devs, &dev)) {
+		STAT_INC(devs_full);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&devs, &dev);
+}
+
 static __always_inline int request_done(struct request *rq, unsigned int nr_bytes,
 					const bool have_bpf_loop, const bool cast)
 {
 	struct gendisk *disk = request_disk(rq);
-	struct amp_dev_stats *ds;
+	struct amp_dev_stats *ds, *ps = NULL;
+	struct block_device *part;
 	struct walk w = {};
 	struct bio *bio;
-	__u32 dev;
+	__u32 dev, part_dev;
 
 	if (!nr_bytes || !disk ||
 	    !op_counts_as_write(BPF_CORE_READ(rq, cmd_flags) & AMP_REQ_OP_MASK))
 		return 0;
-	if (filter_dev && (BPF_CORE_READ(disk, major) != target_disk_major ||
-			   BPF_CORE_READ(disk, first_minor) != target_disk_minor))
+	dev = (BPF_CORE_READ(disk, major) << 20) | BPF_CORE_READ(disk, first_minor);
+	if (!disk_is_target(dev))
 		return 0;
 
-	dev = (BPF_CORE_READ(disk, major) << 20) | BPF_CORE_READ(disk, first_minor);
-	ds = bpf_map_lookup_elem(&devs, &dev);
-	if (!ds) {
-		/* Too big for the stack beside the walk: a per-CPU scratch. */
-		__u32 zero = 0;
-		struct amp_dev_stats *init = bpf_map_lookup_elem(&dev_scratch, &zero);
-
-		if (!init)
-			return 0;
-		__builtin_memset(init, 0, sizeof(*init));
-		BPF_CORE_READ_STR_INTO(&init->name, disk, disk_name);
-		if (bpf_map_update_elem(&devs, &dev, init, BPF_NOEXIST) &&
-		    !bpf_map_lookup_elem(&devs, &dev)) {
-			STAT_INC(devs_full);
-			return 0;
+	ds = dev_row(dev, disk->disk_name);
+	if (!ds)
+		return 0;
+	/* The partition the request is for (the disk's own bdev if none):
+	 * its own counter counts the whole request to it. */
+	part = BPF_CORE_READ(rq, part);
+	part_dev = part ? BPF_CORE_READ(part, bd_dev) : 0;
+	if (part_dev && part_dev != dev) {
+		ps = dev_row(part_dev, BPF_CORE_READ(part, bd_device.kobj.name));
+		if (ps) {
+			w.ps = ps;
+			w.part_dev = part_dev;
+			__sync_fetch_and_add(&ps->ios, 1);
 		}
-		ds = bpf_map_lookup_elem(&devs, &dev);
-		if (!ds)
-			return 0;
 	}
 	__sync_fetch_and_add(&ds->ios, 1);
 	w.ds = ds;	/* for bpf_loop's callback */
@@ -427,7 +458,7 @@ static __always_inline int request_done(struct request *rq, unsigned int nr_byte
 		/* Walk limit reached: the rest is counted, unattributed.  (ds, not
 		 * w.ds: a global function may have written over w.) */
 		__sync_fetch_and_add(&ds->unwalked_bytes, w.rq_left);
-		charge_class(&w, ds, AMP_CLASS_OTHER, w.rq_left);
+		charge_class(&w, ds, ps, AMP_CLASS_OTHER, w.rq_left);
 	}
 	if (xfs_traced)
 		xfs_walk_end((__u64)bio);	/* a read value: a scalar to the verifier */

@@ -25,8 +25,12 @@ volatile bool filter_comm AMP_HOT = false;
 volatile bool filter_cgroup AMP_HOT = false;
 volatile bool filter_dev AMP_HOT = false;
 volatile char target_comm[AMP_COMM_LEN] AMP_HOT = {};
-volatile __u32 target_disk_major AMP_HOT = 0;
-volatile __u32 target_disk_minor AMP_HOT = 0;
+/* --dev's stack, as kernel dev_t (major << 20 | minor): disks (what a
+ * request's and a folio's gendisk is) and partitions and dm or md devices
+ * (what a superblock's s_dev and jbd2's dev are).  [0] is the named
+ * device's disk: a whole-disk trace compares once. */
+volatile __u32 target_devs[AMP_MAX_TARGET_DEVS] AMP_HOT = {};
+volatile __u32 nr_target_devs AMP_HOT = 0;
 volatile __u64 ringbuf_quarter AMP_HOT = 1 << 18;	/* a quarter of the events ring */
 volatile __u32 settle_slot_mask AMP_HOT = (1 << 17) - 1;	/* unsettled's size - 1 */
 volatile __u32 folio_table_mask AMP_HOT = (1 << 18) - 1;	/* folio_table's size - 1 */

@@ -43,11 +43,23 @@ static __always_inline bool task_is_target(__u64 pid_tgid)
 	return true;
 }
 
-/* Is this disk the one given by --dev? */
-static __always_inline bool disk_is_target(__u32 disk)
+/* Is this device (a disk, or a filesystem's partition, dm or md device)
+ * in the stack given by --dev?  A page written through dm-linear is
+ * dirtied on dm-0 and written by a request of the disk below, and a
+ * partition's journal handles carry the partition's number: all of them
+ * are the stack's. */
+static __always_inline bool disk_is_target(__u32 dev)
 {
-	return !filter_dev ||
-	       disk == ((target_disk_major << 20) | target_disk_minor);
+	if (!filter_dev || dev == target_devs[0])
+		return true;
+#pragma unroll
+	for (int i = 1; i < AMP_MAX_TARGET_DEVS; i++) {
+		if (i >= nr_target_devs)
+			break;
+		if (dev == target_devs[i])
+			return true;
+	}
+	return false;
 }
 
 #endif /* AMPTRACE_TARGET_BPF_H */

@@ -33,6 +33,7 @@
 #   AMPTRACE_QEMU_TIMEOUT  seconds for the whole guest run (default 600)
 #   AMPTRACE_QEMU_MEM / AMPTRACE_QEMU_SMP   guest MiB (4096) / vCPUs (2)
 #   AMPTRACE_QEMU_CMD      a shell command to run in the guest before the tests
+#   AMP_T<N>_*             a test's own settings, passed on to the guest
 #   AMPTRACE_QEMU_APPEND   more kernel arguments, e.g. to see a hang:
 #                          "loglevel=7 softlockup_all_cpu_backtrace=1"
 #   AMPTRACE, SYNTH_WRITER  passed on to the guest's tests (tests/lib.sh);
@@ -47,7 +48,7 @@ CORE_TESTS=(t10_bad_input t20_synth_pages t30_journald t40_rsyslog t50_own_outpu
 # Modules the initramfs needs to reach the root (all =m in Debian's config),
 # and those the tests need once there.
 ROOT_MODS=(virtio_pci 9pnet_virtio 9p overlay)
-TEST_MODS=(virtio_blk loop crc32c_intel crc32c_generic ext4 xfs btrfs)
+TEST_MODS=(virtio_blk loop crc32c_intel crc32c_generic ext4 xfs btrfs dm_mod)
 
 say() { echo "qemu-kernel-test: $*" >&2; }
 skip() { say "SKIP: $*"; exit 77; }
@@ -219,6 +220,8 @@ ROOT_MODS=("${QEMU_MODS[@]}")
     printf 'AMP_AMPTRACE=%q\nAMP_SYNTH=%q\n' "${AMPTRACE-}" "${SYNTH_WRITER-}"
     printf 'AMP_CMD=%q\nAMP_ACCEL=%q\n' "${AMPTRACE_QEMU_CMD-}" "$ACCEL"
     printf 'AMP_PYTHON=%q\n' "$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null || true)"
+    # A test's own settings (AMP_T42_CASES...), as on the host.
+    for v in $(compgen -v | grep -E '^AMP_T[0-9]+_' || true); do printf 'export %s=%q\n' "$v" "${!v}"; done
     printf 'AMP_TESTS="%s"\n' "${TESTS[*]}"   # names: no spaces, no quotes
     printf 'ROOT_MODS="%s"\n' "${ROOT_MODS[*]}"
 } >"$ird/amp.env"

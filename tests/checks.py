@@ -125,8 +125,11 @@ def test_counter(dev):
     path = os.environ.get("AMP_TRACE_COUNTER")
     if not path or not os.path.exists(path):
         return None
-    name, outer, inner = open(path).read().split()
-    return (int(outer), int(inner)) if name == dev else None
+    for line in open(path):
+        name, outer, inner = line.split()
+        if name == dev:
+            return (int(outer), int(inner))
+    return None
 
 
 def check_test_counter(dev, total, what, slack=0.01):
@@ -200,6 +203,39 @@ def check_devsum(summary, dev, losses_ok=False):
     if lost and not losses_ok:
         fail(f"losses reported: {lost}")
     ok(f"losses: {lost or 'none'}")
+
+
+def check_stack(trace_path, bottom, layers, min_cause):
+    """A stacked device (partition, dm): every layer's row against its own
+    counter (/sys/class/block/DEV/stat, amptrace's and the test's reading);
+    a dm or md layer, which takes bios and completes no request of its
+    own, said so and never summed; the bottom disk's bytes by cause."""
+    entries, summary = load_trace(trace_path)
+    for name in layers:
+        d = device(summary, name)
+        layer = d.get("layer", "disk")
+        total = sum(d["classes"].values())
+        if layer in ("dm", "md"):
+            if "difference" in d or total:
+                fail(f"{name}: a {layer} layer summed as if walked: classes {d['classes']}, "
+                     f"difference {d.get('difference')}")
+            if "counter_bytes" not in d:
+                fail(f"{name}: no counter of its own")
+            ok(f"{name}: {layer} layer, its counter {d['counter_bytes']} B, classed on the disks below")
+            continue
+        if "counter_bytes" not in d:
+            fail(f"no counter for {name}")
+        if not within(total, d["counter_bytes"], 0.01):
+            fail(f"{name} ({layer}): classes sum {total} vs its counter {d['counter_bytes']}")
+        check_test_counter(name, total, f"{name} ({layer})")
+        ok(f"{name} ({layer}): classes {d['classes']} sum {total} = its own counter "
+           f"{d['counter_bytes']}")
+    b = device(summary, bottom)
+    if b["cause_fraction"] < min_cause:
+        fail(f"{bottom}: {100 * b['cause_fraction']:.1f}% by cause, want >= {100 * min_cause:.0f}%: "
+             f"{describe_uncharged(summary, b)}")
+    ok(f"{bottom}: {100 * b['cause_fraction']:.1f}% by cause (>= {100 * min_cause:.0f}%), "
+       f"{100 * b['charged_fraction']:.1f}% charged")
 
 
 def check_journald(trace_path, dev, journal_ino, datagram_bytes, page_size):
@@ -281,6 +317,8 @@ if __name__ == "__main__":
         check_synth(args[0], args[1], args[2], int(args[3]))
     elif cmd == "devsum":
         check_devsum(load_trace(args[0])[1], args[1], losses_ok="--losses-ok" in args[2:])
+    elif cmd == "stack":
+        check_stack(args[0], args[1], args[2].split(","), float(args[3]))
     elif cmd == "journald":
         check_journald(args[0], args[1], int(args[2]), int(args[3]), int(args[4]))
     elif cmd == "rsyslog":

@@ -206,11 +206,95 @@ make_loopfs() {
     _log "make_loopfs: $fstype ${size}MB on $LOOPDEV mounted at $mp"
 }
 
-# devstat_written_bytes DEV / devstat_write_ios DEV  (DEV like "loop3").
-# /sys/block/DEV/stat: field 5 = write I/Os completed, field 7 = sectors
+# make_stackfs STACK FSTYPE SIZE_MB MOUNTPOINT: FSTYPE (as make_loopfs) on
+# a loop disk through a stack of the kind real hosts keep their logs on:
+#   part  a partition (an MBR table by sfdisk, `losetup -P`)
+#   lvm   a dm-linear device over the whole disk (what LVM makes)
+# Sets STACK_DISK (loopN), STACK_TOP (loopNp1, dm-N: sysfs's name),
+# STACK_TOP_PATH (/dev/loopNp1, /dev/mapper/NAME) and STACK_LAYERS (the
+# disk, then the layer: what start_tracer reads in TRACE_LAYERS).  Skips
+# where the kernel cannot make the stack (this host: no partitions of a
+# loop device, no device-mapper; the qemu guests can).
+_STACK_SEQ=0
+# shellcheck disable=SC2034  # STACK_* are for the caller
+make_stackfs() {
+    local stack=$1 fstype=$2 size=$3 mp=$4 img dev top name
+    local -a mkfs
+    # shellcheck disable=SC2054
+    case $fstype in
+        ext4) mkfs=(mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0) ;;
+        xfs)  mkfs=(mkfs.xfs -q -f) ;;
+        *) _log "make_stackfs: unknown fstype '$fstype'"; return 2 ;;
+    esac
+    img=$AMP_TMP/stack$((_STACK_SEQ++)).$stack.img
+    truncate -s "${size}M" "$img"
+    at_exit rm -f "$img"
+    case $stack in
+        part)
+            command -v sfdisk >/dev/null || skip "sfdisk not installed (apt-get install fdisk)"
+            printf 'label: dos\nstart=2048, type=83\n' | sfdisk -q "$img" >/dev/null
+            dev=$(losetup -fP --show "$img")
+            at_exit losetup -d "$dev"
+            top=${dev}p1
+            wait_for "[[ -b $top ]]" 5 ||
+                skip "this kernel shows no partition of a loop device ($dev; the qemu guests do)"
+            STACK_TOP_PATH=$top ;;
+        lvm)
+            command -v dmsetup >/dev/null || skip "dmsetup not installed (apt-get install dmsetup)"
+            [[ -e /sys/module/dm_mod ]] || modprobe dm_mod 2>/dev/null ||
+                skip "no device-mapper in this kernel (the qemu guests have it)"
+            dev=$(losetup -f --show "$img")
+            at_exit losetup -d "$dev"
+            name=amptest-lv$$-$_STACK_SEQ
+            # No udev here: dmsetup makes /dev/mapper/NAME itself.
+            DM_DISABLE_UDEV=1 dmsetup create --noudevsync "$name" \
+                --table "0 $((size * 2048)) linear $dev 0" ||
+                skip "dmsetup cannot make a linear device here"
+            at_exit _dm_remove "$name"
+            STACK_TOP_PATH=/dev/mapper/$name
+            top=/dev/$(blockdev_sysname "$STACK_TOP_PATH") ;;
+        *) _log "make_stackfs: unknown stack '$stack'"; return 2 ;;
+    esac
+    "${mkfs[@]}" "$top" >"$img.mkfs.log" 2>&1 ||
+        { cat "$img.mkfs.log" >&2; _log "make_stackfs: ${mkfs[*]} $top failed"; return 1; }
+    _mkdir_tracked "$mp"
+    mount "$STACK_TOP_PATH" "$mp"
+    at_exit _umount_robust "$mp"
+    STACK_DISK=${dev##*/} STACK_TOP=${top##*/}
+    STACK_LAYERS="$STACK_DISK $STACK_TOP"
+    sync
+    _wait_quiet "$mp" 3 20
+    _log "make_stackfs: $fstype ${size}MB on $stack: $STACK_TOP_PATH ($STACK_TOP) on $dev, at $mp"
+}
+
+# blockdev_sysname PATH: sysfs's name (dm-0, loop0p1) of a block special
+# file, by its device number: /dev/mapper/NAME is a symlink under udev and
+# a node of its own without.
+blockdev_sysname() {
+    local t maj min
+    t=$(stat -L -c '%t %T' "$1" 2>/dev/null) || return 1
+    read -r maj min <<<"$t"
+    t=$(readlink -f "/sys/dev/block/$((16#$maj)):$((16#$min))") || return 1
+    echo "${t##*/}"
+}
+
+# A dm device goes once nothing holds it; a just-unmounted one may still
+# be busy for a moment.
+_dm_remove() {
+    local i
+    for i in 1 2 3 4 5 6 7 8 9 10; do
+        DM_DISABLE_UDEV=1 dmsetup remove --noudevsync "$1" 2>/dev/null && return 0
+        sleep 0.5
+    done
+    DM_DISABLE_UDEV=1 dmsetup remove --noudevsync "$1"
+}
+
+# devstat_written_bytes DEV / devstat_write_ios DEV  (DEV like "loop3",
+# "loop3p1", "dm-0").  /sys/class/block/DEV/stat (a partition's own, a dm
+# device's own): field 5 = write I/Os completed, field 7 = sectors
 # written (always 512-byte units, whatever the device's block size).
-devstat_written_bytes() { local -a f; read -r -a f <"/sys/block/$1/stat"; echo $((f[6] * 512)); }
-devstat_write_ios()     { local -a f; read -r -a f <"/sys/block/$1/stat"; echo "${f[4]}"; }
+devstat_written_bytes() { local -a f; read -r -a f <"/sys/class/block/$1/stat"; echo $((f[6] * 512)); }
+devstat_write_ios()     { local -a f; read -r -a f <"/sys/class/block/$1/stat"; echo "${f[4]}"; }
 
 # prog_ids_of PID: the BPF programs a process holds, the prog_id of each of
 # its fds (not bpftool's whole list: other tracers may load programs
@@ -420,7 +504,8 @@ start_journald() {
 _wait_quiet() {
     local mp=$1 quiet=$2 deadline=$((SECONDS + $3)) dev last cur since=$SECONDS
     dev=$(findmnt -no SOURCE "$mp" 2>/dev/null) || return 0
-    dev=${dev##*/}; [[ -r /sys/block/$dev/stat ]] || return 0
+    dev=$(blockdev_sysname "$dev") || return 0   # /dev/mapper/NAME -> dm-N
+    [[ -r /sys/class/block/$dev/stat ]] || return 0
     last=$(devstat_written_bytes "$dev")
     while ((SECONDS - since < quiet && SECONDS < deadline)); do
         sleep 0.5
@@ -513,8 +598,12 @@ AMP_TRACER_WAIT=${AMP_TRACER_WAIT:-30}
 # two.  stop_tracer puts "DISK OUTER INNER" in the file $AMP_TRACE_COUNTER
 # (exported), which checks.py compares with the classes.  (A btrfs commit
 # or a write-back during the tracer's start falls between the two.)
+#
+# On a stack (partition, dm, md), --dev may name a layer by path or mount
+# point: TRACE_LAYERS="loop0 loop0p1 dm-0" (set by the caller) names the
+# devices the test reads, one "DEV OUTER INNER" line each.
 start_tracer() {
-    local a prev=''
+    local a prev='' d
     TRACE_OUT=$AMP_TMP/trace.json
     TRACE_DEV=''
     for a in "$@"; do
@@ -524,7 +613,14 @@ start_tracer() {
     done
     export AMP_TRACE_COUNTER=$AMP_TMP/trace.counter
     rm -f "$AMP_TRACE_COUNTER"
-    [[ -z $TRACE_DEV ]] || TRACE_C0=$(devstat_written_bytes "$TRACE_DEV")
+    _TRACE_READ=()
+    if [[ -n ${TRACE_LAYERS-} ]]; then
+        read -r -a _TRACE_READ <<<"$TRACE_LAYERS"
+    elif [[ -n $TRACE_DEV ]]; then
+        _TRACE_READ=("$TRACE_DEV")
+    fi
+    declare -gA _TRACE_C0=() _TRACE_C0_INNER=()
+    for d in "${_TRACE_READ[@]}"; do _TRACE_C0[$d]=$(devstat_written_bytes "$d"); done
     # Empty it here: the child's own 2> truncates only after the fork, and
     # a previous tracer's "tracing (" line would end the wait below at once.
     : >"$AMP_TMP/tracer.err"
@@ -534,7 +630,7 @@ start_tracer() {
     wait_for "grep -q 'tracing (' $AMP_TMP/tracer.err || ! _alive $TRACER_PID" "$AMP_TRACER_WAIT" ||
         { _log "start_tracer: amptrace did not attach in $AMP_TRACER_WAIT s"; return 1; }
     _alive "$TRACER_PID" || { cat "$AMP_TMP/tracer.err" >&2; _log "start_tracer: amptrace died"; return 1; }
-    [[ -z $TRACE_DEV ]] || TRACE_C0_INNER=$(devstat_written_bytes "$TRACE_DEV")
+    for d in "${_TRACE_READ[@]}"; do _TRACE_C0_INNER[$d]=$(devstat_written_bytes "$d"); done
     _log "start_tracer: $(grep -m1 'tracing (' "$AMP_TMP/tracer.err")"
     # Kernel audit on: pages holding the audit records of the tracer's own
     # program loads are dirty, and an entry touching them would ride free.
@@ -548,15 +644,16 @@ start_tracer() {
 
 # stop_tracer: Ctrl-C it, as a user would; fail unless it exits 0 with a summary.
 stop_tracer() {
-    local rc=0 c1_inner=0
-    [[ -z $TRACE_DEV ]] || c1_inner=$(devstat_written_bytes "$TRACE_DEV")
+    local rc=0 d
+    local -A c1_inner=()
+    for d in "${_TRACE_READ[@]}"; do c1_inner[$d]=$(devstat_written_bytes "$d"); done
     kill -INT "$TRACER_PID"
     wait_for "! _alive $TRACER_PID" "$AMP_TRACER_WAIT" || { _log "stop_tracer: amptrace ignored SIGINT"; return 1; }
     wait "$TRACER_PID" || rc=$?
     ((rc == 0)) || { grep -v '^libbpf' "$AMP_TMP/tracer.err" >&2; _log "stop_tracer: exit $rc"; return 1; }
-    [[ -z $TRACE_DEV ]] ||
-        echo "$TRACE_DEV $(($(devstat_written_bytes "$TRACE_DEV") - TRACE_C0)) $((c1_inner - TRACE_C0_INNER))" \
-            >"$AMP_TRACE_COUNTER"
+    for d in "${_TRACE_READ[@]}"; do
+        echo "$d $(($(devstat_written_bytes "$d") - _TRACE_C0[$d])) $((c1_inner[$d] - _TRACE_C0_INNER[$d]))"
+    done >"$AMP_TRACE_COUNTER"
     tail -n 1 "$TRACE_OUT" | grep -q '"type":"summary"' ||
         { _log "stop_tracer: no summary line"; return 1; }
 }

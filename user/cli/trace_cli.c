@@ -78,7 +78,9 @@ static const struct argp_option trace_options[] = {
 	{ "pid", 'p', "PID", 0, "Trace this process (repeatable)", 0 },
 	{ "comm", 'c', "COMM", 0, "Trace processes with this name", 0 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0, "Trace processes in this cgroup v2 (and below)", 0 },
-	{ "dev", OPT_DEV, "DISK", 0, "Limit the device side to this disk (e.g. loop0)", 0 },
+	{ "dev", OPT_DEV, "DEVICE", 0,
+	  "Limit the device side to this device's stack: a disk, partition, dm or md "
+	  "device, /dev path or mount point (e.g. loop0, sda2, /dev/mapper/root, /var/log)", 0 },
 	{ "preset", OPT_PRESET, "NAME", 0,
 	  "journald | write | all | auto (default " AMP_STR(DEF_PRESET) ")", 0 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after this long (default: Ctrl-C)", 0 },
@@ -202,13 +204,8 @@ static int parse_opt(int key, char *arg, struct argp_state *state)
 		o->cgroup = arg;
 		break;
 	case OPT_DEV:
-		if (!strncmp(arg, "/dev/", 5))
-			arg += 5;
-		snprintf(path, sizeof(path), "/sys/block/%s/dev", arg);
-		if (!*arg || strchr(arg, '/') || access(path, R_OK)) {
-			amp_err("no such disk: %s (see /sys/block)", arg);
+		if (blockdev_resolve(arg, &o->dev_stack))
 			return EINVAL;
-		}
 		o->dev = arg;
 		break;
 	case OPT_PRESET:

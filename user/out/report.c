@@ -327,6 +327,15 @@ static __u64 dev_class_sum(const struct amp_dev_stats *st)
 	X(txns_full, "transactions map full")            \
 	X(entry_txns_dropped, "handles past 4 transactions")
 
+static const char *const dev_layer_names[] = {
+	[DEV_DISK] = "disk", [DEV_PARTITION] = "partition", [DEV_DM] = "dm", [DEV_MD] = "md",
+};
+
+static bool dev_is_bio_layer(const struct summary_dev *d)
+{
+	return d->layer == DEV_DM || d->layer == DEV_MD;
+}
+
 static void summary_json(struct report *r, const struct summary *s)
 {
 	json_object *o = json_object_new_object(), *a, *l;
@@ -390,6 +399,10 @@ static void summary_json(struct report *r, const struct summary *s)
 
 		json_object_object_add(j, "name", json_object_new_string(d->name));
 		json_object_object_add(j, "dev", json_object_new_string(dev_str(d->kdev, buf, sizeof(buf))));
+		if (d->layer != DEV_DISK)	/* whole disks print as they always did */
+			json_object_object_add(j, "layer", json_object_new_string(dev_layer_names[d->layer]));
+		if (d->layer == DEV_PARTITION)
+			json_object_object_add(j, "disk", json_object_new_string(dev_str(d->disk, buf, sizeof(buf))));
 		for (int k = 0; k < AMP_NR_CLASSES; k++)
 			json_object_object_add(c, class_names[k], json_object_new_uint64(d->st.bytes[k]));
 		json_object_object_add(j, "classes", c);
@@ -418,7 +431,10 @@ static void summary_json(struct report *r, const struct summary *s)
 
 			json_object_object_add(j, "counter_bytes", json_object_new_uint64(ctr));
 			json_object_object_add(j, "counter_ios", json_object_new_uint64(d->delta.write_ios));
-			json_object_object_add(j, "difference", json_object_new_int64((__s64)sum - (__s64)ctr));
+			/* A bio layer's bytes are classed on the disks below it. */
+			if (!dev_is_bio_layer(d))
+				json_object_object_add(j, "difference",
+						       json_object_new_int64((__s64)sum - (__s64)ctr));
 		}
 		if (btrfs_tree_sum(&d->st))
 			json_object_object_add(j, "btrfs_trees", btrfs_trees_json(d->st.btrfs_tree));
@@ -453,6 +469,35 @@ static void summary_json(struct report *r, const struct summary *s)
 	fprintf(r->out, "%s\n", json_object_to_json_string_ext(o,
 		JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
+}
+
+/* What each row of a stack is, and where the bill's bytes are. */
+static void stack_notes(FILE *out, const struct summary *s)
+{
+	char buf[32];
+
+	for (int i = 0; i < s->nr_devs; i++) {
+		const struct summary_dev *d = &s->devs[i];
+		const char *disk = d->name;
+
+		if (d->layer == DEV_PARTITION) {
+			for (int k = 0; k < s->nr_devs; k++)
+				if (s->devs[k].kdev == d->disk)
+					disk = s->devs[k].name;
+			fprintf(out, "%s: a partition of %s: the requests for it, also in %s's row\n",
+				d->name, disk == d->name ? dev_str(d->disk, buf, sizeof(buf)) : disk,
+				disk == d->name ? "its disk" : disk);
+		} else if (dev_is_bio_layer(d)) {
+			fprintf(out, "%s: %s device: takes bios, not requests; its bytes are written, "
+				"and classed, by the requests of the disks below it\n",
+				d->name, dev_layer_names[d->layer]);
+		}
+	}
+	for (int i = 0; i < s->nr_devs; i++)
+		if (s->devs[i].layer != DEV_DISK) {
+			fprintf(out, "Entries' bills are in the disks' bytes (what wears the device).\n");
+			break;
+		}
 }
 
 static void summary_text(struct report *r, const struct summary *s)
@@ -512,6 +557,16 @@ static void summary_text(struct report *r, const struct summary *s)
 		const struct summary_dev *d = &s->devs[i];
 		__u64 sum = dev_class_sum(&d->st);
 
+		if (dev_is_bio_layer(d)) {
+			fprintf(out, "%-10s %12s %12s %12s %12s %12s %12s ", d->name, "-", "-", "-", "-", "-", "-");
+			if (d->have_counter)
+				fprintf(out, "%12llu %9s %6s %6llu\n",
+					(unsigned long long)d->delta.sectors_written * 512, "-", "-",
+					(unsigned long long)d->delta.write_ios);
+			else
+				fprintf(out, "%12s %9s %6s %6s\n", "-", "-", "-", "-");
+			continue;
+		}
 		fprintf(out, "%-10s %12llu %12llu %12llu %12llu %12llu %12llu ", d->name,
 			(unsigned long long)d->st.bytes[AMP_CLASS_DATA],
 			(unsigned long long)d->st.bytes[AMP_CLASS_METADATA],
@@ -527,6 +582,8 @@ static void summary_text(struct report *r, const struct summary *s)
 			fprintf(out, "%12s %9s %6llu %6s\n", "-", "-", (unsigned long long)d->st.ios, "-");
 	}
 
+	stack_notes(out, s);
+
 	fprintf(out, "\nCharged to entries (by cause: their pages, their share of jbd2 commits;\n"
 		"by window, an estimate: what kernel threads wrote for the filesystem in the\n"
 		"write-out pass that wrote their pages; UNTRACED, part of UNATTRIB: untraced\n"
@@ -539,6 +596,8 @@ static void summary_text(struct report *r, const struct summary *s)
 		__u64 cause = d->st.charged_bytes + d->ledger.journal_by_cause;
 		__u64 win = d->ledger.by_window;
 
+		if (d->layer != DEV_DISK)	/* the bill is in the disks' bytes */
+			continue;
 		fprintf(out, "%-10s %12llu %12llu %12lld %12llu %8.1f%% %8.1f%%\n", d->name,
 			(unsigned long long)cause, (unsigned long long)win,
 			(long long)sum - (long long)cause - (long long)win,

@@ -14,9 +14,16 @@
 #include "ledger/ledger.h"
 #include "sys/devstat.h"
 
+/* What a device row is: a disk's requests are walked; a partition's row
+ * is the requests for it (also in its disk's row); a dm or md device takes
+ * bios, written by the requests of the disks below it. */
+enum dev_layer { DEV_DISK, DEV_PARTITION, DEV_DM, DEV_MD };
+
 struct summary_dev {
 	char name[AMP_DISK_NAME_LEN];
 	__u32 kdev;
+	enum dev_layer layer;
+	__u32 disk;		/* a partition's disk */
 	struct amp_dev_stats st;
 	struct disk_counter delta;
 	bool have_counter;

@@ -7,7 +7,7 @@ static FILE *sysblock_open(const char *disk, const char *file)
 {
 	char path[256];
 
-	snprintf(path, sizeof(path), "/sys/block/%s/%s", disk, file);
+	snprintf(path, sizeof(path), "/sys/class/block/%s/%s", disk, file);
 	return fopen(path, "r");
 }
 

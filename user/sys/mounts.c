@@ -150,35 +150,36 @@ static __u32 whole_disk(unsigned major, unsigned minor)
 	return disk;
 }
 
-/* The disk under a superblock: its own device's, or, for an anonymous one
- * (btrfs), the disk of the device it was mounted from; 0 if unknown. */
-__u32 disk_of_dev(__u32 sb_dev)
+/* The block device under a superblock: its own, or, for an anonymous one
+ * (btrfs), the device it was mounted from; 0 if unknown. */
+__u32 fs_source_dev(__u32 sb_dev)
 {
 	struct libmnt_table *t;
 	struct libmnt_fs *fs;
 	struct stat st;
-	__u32 disk = 0;
+	__u32 dev = 0;
 
 	if (kdev_major(sb_dev))
-		return whole_disk(kdev_major(sb_dev), kdev_minor(sb_dev));
+		return sb_dev;
 	t = mnt_new_table_from_file("/proc/self/mountinfo");
 	fs = t ? mnt_table_find_devno(t, makedev(kdev_major(sb_dev), kdev_minor(sb_dev)),
 				      MNT_ITER_FORWARD) : NULL;
 	if (fs && mnt_fs_get_source(fs) && !stat(mnt_fs_get_source(fs), &st) &&
 	    S_ISBLK(st.st_mode))
-		disk = whole_disk(major(st.st_rdev), minor(st.st_rdev));
+		dev = kdev_from_user(st.st_rdev);
 	mnt_unref_table(t);
-	return disk;
+	return dev;
 }
 
-bool disk_is_named(__u32 disk, const char *name)
+/* The disk under a superblock (a partition's disk); 0 if unknown. */
+__u32 disk_of_dev(__u32 sb_dev)
 {
-	unsigned major, minor;
+	__u32 dev = fs_source_dev(sb_dev);
 
-	return !disk_lookup(name, &major, &minor) && disk == ((major << 20) | minor);
+	return dev ? whole_disk(kdev_major(dev), kdev_minor(dev)) : 0;
 }
 
-bool fstype_on_disk(const char *fstype, const char *name)
+bool fstype_on_devs(const char *fstype, const __u32 *devs, int nr_devs)
 {
 	struct libmnt_table *t = mnt_new_table_from_file("/proc/self/mountinfo");
 	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
@@ -191,10 +192,12 @@ bool fstype_on_disk(const char *fstype, const char *name)
 
 		if (!mnt_fs_match_fstype(fs, fstype))
 			continue;
-		if (!name)
+		if (!devs) {
 			found = true;
-		else if (src && !stat(src, &st) && S_ISBLK(st.st_mode))
-			found = disk_is_named(whole_disk(major(st.st_rdev), minor(st.st_rdev)), name);
+		} else if (src && !stat(src, &st) && S_ISBLK(st.st_mode)) {
+			for (int i = 0; i < nr_devs; i++)
+				found |= devs[i] == kdev_from_user(st.st_rdev);
+		}
 	}
 	mnt_free_iter(it);
 	mnt_unref_table(t);

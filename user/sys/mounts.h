@@ -11,13 +11,14 @@
  * sb_kdev) is in this mount namespace (malloc'd), NULL if that filesystem
  * is not mounted here. */
 char *mount_path(__u32 sb_kdev, const char *rel);
-/* The superblock device of pid's fd, the disk under a superblock (kernel
- * dev_t; 0 if unknown), and whether a disk is the one named (e.g. loop0). */
+/* The superblock device of pid's fd, the block device under a superblock
+ * (btrfs's anonymous one: its mount's source), and the disk under it
+ * (kernel dev_t; 0 if unknown). */
 __u32 fd_superblock_dev(int pid, int fd, dev_t st_dev);
+__u32 fs_source_dev(__u32 sb_dev);
 __u32 disk_of_dev(__u32 sb_dev);
-bool disk_is_named(__u32 disk, const char *name);
-/* Is a filesystem of this type (e.g. "btrfs") mounted from the disk named
- * (e.g. loop0), or from any disk if name is NULL? */
-bool fstype_on_disk(const char *fstype, const char *name);
+/* Is a filesystem of this type (e.g. "btrfs") mounted from one of these
+ * devices (--dev's stack), or from any device if devs is NULL? */
+bool fstype_on_devs(const char *fstype, const __u32 *devs, int nr_devs);
 
 #endif /* AMPTRACE_MOUNTS_H */

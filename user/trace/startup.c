@@ -323,7 +323,7 @@ struct scan {
 static void scan_pid(void *ctx, const char *pid)
 {
 	struct scan *sc = ctx;
-	const char *dev = sc->su->opts->dev;
+	const struct trace_opts *o = sc->su->opts;
 	long page = sysconf(_SC_PAGESIZE);
 	char dir[64], path[330];
 	struct dirent *d;
@@ -348,7 +348,7 @@ static void scan_pid(void *ctx, const char *pid)
 		 * the subvolume's); the disk is the superblock's. */
 		file = (struct page_ref){ .kdev = kdev_from_user(st.st_dev), .ino = st.st_ino,
 			.disk = disk_of_dev(fd_superblock_dev(atoi(pid), atoi(d->d_name), st.st_dev)) };
-		if (dev && !disk_is_named(file.disk, dev))
+		if (o->dev && !blockdev_in_stack(&o->dev_stack, file.disk))
 			continue;
 		for (size_t i = 0; i < sc->nr_seen && !seen; i++)
 			seen = sc->seen[i].kdev == file.kdev && sc->seen[i].ino == file.ino;

@@ -12,12 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include "util.h"
+#include "sys/blockdev.h"
 #include "sys/devstat.h"
 #include "trace/summarize.h"
 
 struct baseline {
 	char name[AMP_DISK_NAME_LEN];
 	__u32 kdev;
+	enum dev_layer layer;
+	__u32 disk;
 	struct disk_counter c;
 	struct amp_dev_stats st;
 };
@@ -26,7 +29,7 @@ struct summarizer {
 	int devs_fd, files_fd, stats_fd;
 	const struct bpf_object *obj;	/* its programs' recursion misses */
 	const __u64 *next_entry_id;
-	const char *only_dev;
+	const struct blockdev_stack *only;	/* --dev's stack, or NULL: every device */
 	struct baseline *base;
 	size_t nr_base, cap_base;
 };
@@ -37,14 +40,28 @@ static int snapshot_dev(struct summarizer *z, __u32 kdev, struct amp_dev_stats *
 	return bpf_map_lookup_elem(z->devs_fd, &kdev, st);
 }
 
-/* /sys/block's entries, not dot files, in name order (as `ls` lists them). */
+/* /sys/class/block's entries, not dot files, in name order (as `ls` lists
+ * them): disks, partitions, dm and md devices. */
 static int disk_name(const struct dirent *d)
 {
 	return d->d_name[0] != '.';
 }
 
+/* What the device is, from sysfs (the device is there now). */
+static enum dev_layer layer_of(const char *name, __u32 kdev, __u32 *disk)
+{
+	const char *bio = blockdev_bio_layer(name);
+
+	*disk = blockdev_partition_disk(kdev);
+	if (*disk)
+		return DEV_PARTITION;
+	if (bio)
+		return !strcmp(bio, "dm") ? DEV_DM : DEV_MD;
+	return DEV_DISK;
+}
+
 struct summarizer *summarizer_new(int devs_fd, int files_fd, int stats_fd,
-				  const __u64 *next_entry_id, const char *only_dev)
+				  const __u64 *next_entry_id, const struct blockdev_stack *only)
 {
 	struct summarizer *z = calloc(1, sizeof(*z));
 	struct dirent **names = NULL;
@@ -57,20 +74,21 @@ struct summarizer *summarizer_new(int devs_fd, int files_fd, int stats_fd,
 	z->files_fd = files_fd;
 	z->stats_fd = stats_fd;
 	z->next_entry_id = next_entry_id;
-	z->only_dev = only_dev;
-	n = scandir("/sys/block", &names, disk_name, alphasort);
+	z->only = only;
+	n = scandir("/sys/class/block", &names, disk_name, alphasort);
 	for (int i = 0; i < n; i++) {
 		const char *name = names[i]->d_name;
 		struct baseline *b;
 
-		if ((only_dev && strcmp(name, only_dev)) || strlen(name) >= AMP_DISK_NAME_LEN ||
-		    disk_lookup(name, &major, &minor) ||
+		if (strlen(name) >= AMP_DISK_NAME_LEN || disk_lookup(name, &major, &minor) ||
+		    (only && !blockdev_in_stack(only, (major << 20) | minor)) ||
 		    amp_grow(&z->base, &z->cap_base, z->nr_base + 1, sizeof(*b)))
 			continue;
 		b = &z->base[z->nr_base];
 		memset(b, 0, sizeof(*b));
 		memcpy(b->name, name, strlen(name) + 1);	/* shorter than the field: checked */
 		b->kdev = (major << 20) | minor;
+		b->layer = layer_of(name, b->kdev, &b->disk);
 		if (disk_read_counter(name, &b->c))
 			continue;
 		snapshot_dev(z, b->kdev, &b->st);
@@ -105,7 +123,7 @@ void summarize_devs(struct summarizer *z, struct summary *s)
 	/* Every disk we saw bytes for, and every disk whose counter moved. */
 	for (size_t i = 0; i < z->nr_base; i++) {
 		struct baseline *b = &z->base[i];
-		struct summary_dev d = { .kdev = b->kdev }, *p;
+		struct summary_dev d = { .kdev = b->kdev, .layer = b->layer, .disk = b->disk }, *p;
 		struct disk_counter now;
 
 		memcpy(d.name, b->name, sizeof(d.name));
@@ -126,7 +144,7 @@ void summarize_devs(struct summarizer *z, struct summary *s)
 			d.delta.sectors_written = now.sectors_written - b->c.sectors_written;
 			d.delta.write_ios = now.write_ios - b->c.write_ios;
 		}
-		if (!d.st.ios && !d.delta.sectors_written && !z->only_dev)
+		if (!d.st.ios && !d.delta.sectors_written && !z->only)
 			continue;
 		p = add_dev(s, &cap);
 		if (!p)
@@ -146,10 +164,13 @@ void summarize_devs(struct summarizer *z, struct summary *s)
 				return;
 			memset(p, 0, sizeof(*p));
 			p->kdev = key;
-			if (!bpf_map_lookup_elem(z->devs_fd, &key, &p->st))
+			if (!bpf_map_lookup_elem(z->devs_fd, &key, &p->st)) {
 				memcpy(p->name, p->st.name, AMP_DISK_NAME_LEN);
-			else
+				p->name[AMP_DISK_NAME_LEN - 1] = 0;
+				p->layer = layer_of(p->name, key, &p->disk);
+			} else {
 				s->nr_devs--;
+			}
 		}
 		prev = &key;
 	}

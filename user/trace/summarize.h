@@ -7,16 +7,19 @@
 #include <stdbool.h>
 #include "ledger/ledger.h"
 #include "out/summary.h"
+#include "sys/blockdev.h"
 
 struct summarizer;
-/* The baseline: every disk in /sys/block (only_dev: that one), its
+/* The baseline: every block device in /sys/class/block (only: those of
+ * --dev's stack), its
  * counter and the kernel's class counters, read at the same moment.
  * devs_fd, files_fd, stats_fd: the kernel's devs, files and stats maps;
  * next_entry_id: the kernel's entry-id counter (entries opened + 1). */
 struct summarizer *summarizer_new(int devs_fd, int files_fd, int stats_fd,
-				  const __u64 *next_entry_id, const char *only_dev);
-/* Devices since the baseline: every disk with bytes or a counter that
- * moved (all of them with only_dev), and disks that appeared meanwhile. */
+				  const __u64 *next_entry_id, const struct blockdev_stack *only);
+/* Devices since the baseline: every device with bytes or a counter that
+ * moved (all of the stack's with only), and devices that appeared
+ * meanwhile. */
 void summarize_devs(struct summarizer *z, struct summary *s);
 /* The rest: the ledger's shares per disk, the losses, and (files) the
  * per-file totals, a walk of the files map. */

@@ -6,6 +6,7 @@
 #include <linux/types.h>
 #include <stdbool.h>
 #include <sys/types.h>
+#include "sys/blockdev.h"
 
 #define AMP_MAX_PIDS 64
 
@@ -23,7 +24,8 @@ struct trace_opts {
 	int nr_pids;
 	const char *comm;
 	const char *cgroup;
-	const char *dev;	/* disk name, e.g. loop0 */
+	const char *dev;	/* --dev as given, NULL without: then dev_stack is empty */
+	struct blockdev_stack dev_stack;	/* what it names, and the stack it is in */
 	const char *preset;	/* journald | write | all | auto */
 	const char *output;	/* -o FILE, default stdout */
 	const char *btf_path;

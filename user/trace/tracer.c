@@ -161,7 +161,7 @@ static void xfs_programs(struct amptrace *skel, const struct trace_opts *o)
 		skel->progs.on_xfs_ail_delete,
 	};
 	bool ail;
-	bool xfs = fstype_on_disk("xfs", o->dev);
+	bool xfs = fstype_on_devs("xfs", o->dev ? o->dev_stack.devs : NULL, o->dev_stack.nr_devs);
 
 	/* Its log bios by checkpoint. */
 	skel->rodata->xfs_traced = xfs && skel->rodata->xfs_log_end_io;
@@ -200,7 +200,8 @@ static int configure_btrfs(struct tracer *t)
 		"btrfs_cow_block", "btrfs_space_reservation", "btrfs_transaction_commit",
 	};
 	struct amptrace *skel = t->skel;
-	bool on = !t->btrfs_off && fstype_on_disk("btrfs", t->opts->dev);
+	const struct blockdev_stack *st = &t->opts->dev_stack;
+	bool on = !t->btrfs_off && fstype_on_devs("btrfs", t->opts->dev ? st->devs : NULL, st->nr_devs);
 
 	for (size_t i = 0; on && i < ARRAY_SIZE(tps); i++)
 		if (!kernel_has_tracepoint(tps[i])) {
@@ -233,7 +234,6 @@ static int configure(struct tracer *t)
 {
 	const struct trace_opts *o = t->opts;
 	struct amptrace *skel = t->skel;
-	unsigned major, minor;
 	__u32 n;
 
 	skel->data->self_tgid = getpid();
@@ -245,13 +245,10 @@ static int configure(struct tracer *t)
 		strncpy((char *)skel->data->target_comm, o->comm, AMP_COMM_LEN - 1);
 	}
 	if (o->dev) {
-		if (disk_lookup(o->dev, &major, &minor)) {
-			amp_err("cannot read /sys/block/%s/dev", o->dev);
-			return -1;
-		}
 		skel->data->filter_dev = true;
-		skel->data->target_disk_major = major;
-		skel->data->target_disk_minor = minor;
+		for (int i = 0; i < o->dev_stack.nr_devs; i++)
+			skel->data->target_devs[i] = o->dev_stack.devs[i];
+		skel->data->nr_target_devs = o->dev_stack.nr_devs;
 	}
 	/* A power of 2: the kernel takes its slots in turn, by mask. */
 	t->nr_slots = 1;
@@ -836,7 +833,7 @@ int trace_run(const struct trace_opts *o)
 	t.summarizer = summarizer_new(bpf_map__fd(t.skel->maps.devs),
 				      bpf_map__fd(t.skel->maps.files),
 				      bpf_map__fd(t.skel->maps.stats),
-				      &t.skel->data->next_entry_id, o->dev);
+				      &t.skel->data->next_entry_id, o->dev ? &o->dev_stack : NULL);
 	if (!t.summarizer)
 		goto cleanup;
 	summarizer_use_progs(t.summarizer, t.skel->obj);
