@@ -24,6 +24,7 @@
 #include "btrfs.bpf.h"
 #include "xfslog.bpf.h"
 #include "dirty.bpf.h"
+#include "stack.bpf.h"
 #include "block.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";

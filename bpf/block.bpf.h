@@ -101,17 +101,17 @@ struct walk {
 	 * Handed to fs_bio_bytes() by address: a copy on the stack at every
 	 * call would multiply the verifier's states. */
 	struct amp_fs_bio fb;
-	/* The partition the request is for (rq->part; 0 for a whole disk):
-	 * its own row, ps, gets the same classes as the disk's. */
-	struct amp_dev_stats *ps;	/* not valid in walk_step_global(), as ds */
-	__u32 part_dev;
+	/* The request's classes so far, for the rows of its layers (its
+	 * partition, the dm devices its first bio came through). */
+	struct walk_acc *acc;	/* not valid in walk_step_global(), as ds */
 };
 
-static __always_inline void walk_load_bio(struct walk *w, struct bio *bio, const bool cast)
+static __always_inline void walk_load_bio(struct walk *w, struct walk_acc *acc,
+					  struct bio *bio, const bool cast)
 {
 	__u32 opf = WALK_FIELD(cast, struct bio, bio, bi_opf);
 	struct amp_fs_bio *fb;
-	__u64 key = (__u64)bio;
+	__u64 end_io = WALK_PTR(cast, struct bio, bio, bi_end_io), key = (__u64)bio;
 	int meta = bpf_core_enum_value(enum req_flag_bits, __REQ_META);
 
 	w->bio = bio;
@@ -121,9 +121,21 @@ static __always_inline void walk_load_bio(struct walk *w, struct bio *bio, const
 	w->bio_left = WALK_FIELD(cast, struct bio, bio, bi_iter.bi_size);
 	w->bio_walkable = (opf & AMP_REQ_OP_MASK) == REQ_OP_WRITE && w->vecs;
 	w->bio_meta = opf & (1u << meta);
+	/* A dm target's bio: the filesystem's tags are on the one it came
+	 * from, and a dm-crypt write's pages are that one's plaintext. */
+	if ((dm_clone_end_io || dm_crypt_end_io) && acc) {
+		/* key: the bio the filesystem tagged */
+		key = (__u64)dm_origin(bio, end_io, acc);
+		if (key != (__u64)bio)
+			end_io = (__u64)BPF_CORE_READ((struct bio *)key, bi_end_io);
+		if (acc->plain_vecs) {
+			w->vecs = acc->plain_vecs;
+			w->idx = acc->plain_idx;
+			w->done = acc->plain_done;
+		}
+	}
 	fb = bpf_map_lookup_elem(&fs_bios, &key);
-	w->bio_jbd2 = (fb && !fb->meta) ||
-		      (xfs_log_end_io && end_io_is_xfs_log(WALK_PTR(cast, struct bio, bio, bi_end_io)));
+	w->bio_jbd2 = (fb && !fb->meta) || (xfs_log_end_io && end_io_is_xfs_log(end_io));
 	if (fb) {
 		w->fb = *fb;
 		bpf_map_delete_elem(&fs_bios, &key);
@@ -132,22 +144,22 @@ static __always_inline void walk_load_bio(struct walk *w, struct bio *bio, const
 	}
 }
 
-/* ds: the disk's row; ps: the partition's, or NULL. */
-static __always_inline void add_class(struct amp_dev_stats *ds, struct amp_dev_stats *ps,
+/* ds: the disk's row; acc: the request's own classes, or NULL. */
+static __always_inline void add_class(struct amp_dev_stats *ds, struct walk_acc *acc,
 				      int cls, __u32 bytes)
 {
 	if (cls >= 0 && cls < AMP_NR_CLASSES) {
 		__sync_fetch_and_add(&ds->bytes[cls], bytes);
-		if (ps)
-			__sync_fetch_and_add(&ps->bytes[cls], bytes);
+		if (acc)
+			acc->bytes[cls] += bytes;
 	}
 }
 
 /* Unowned bytes: their class, and the transaction of a fs_bios bio. */
 static __always_inline void charge_class(struct walk *w, struct amp_dev_stats *ds,
-					 struct amp_dev_stats *ps, int cls, __u32 bytes)
+					 struct walk_acc *acc, int cls, __u32 bytes)
 {
-	add_class(ds, ps, cls, bytes);
+	add_class(ds, acc, cls, bytes);
 	/* Journal blocks of a known commit, or metadata a transaction wrote
 	 * in place: that transaction's cost. */
 	if (w->fb.txn.dev && cls == (w->fb.meta ? AMP_CLASS_METADATA : AMP_CLASS_JOURNAL))
@@ -157,7 +169,7 @@ static __always_inline void charge_class(struct walk *w, struct amp_dev_stats *d
 /* Bytes of a folio owned by an entry (c: from its owner): charge the
  * entry, and settle it if this was the last folio it waited for. */
 static __always_inline void charge_owner(struct walk *w, struct amp_dev_stats *ds,
-					 struct amp_dev_stats *ps, struct amp_page_key *key,
+					 struct walk_acc *acc, struct amp_page_key *key,
 					 struct folio_charge *c, __u32 bytes)
 {
 	int cls = c->kind == AMP_PAGE_FILE ? AMP_CLASS_DATA : AMP_CLASS_METADATA;
@@ -165,7 +177,7 @@ static __always_inline void charge_owner(struct walk *w, struct amp_dev_stats *d
 	struct amp_file_stats *fs;
 	struct amp_settle *s;
 
-	add_class(ds, ps, cls, bytes);
+	add_class(ds, acc, cls, bytes);
 	fs = bpf_map_lookup_elem(&files, &fk);
 	if (fs)
 		__sync_fetch_and_add(&fs->dev_bytes, bytes);
@@ -176,8 +188,8 @@ static __always_inline void charge_owner(struct walk *w, struct amp_dev_stats *d
 		return;
 	}
 	__sync_fetch_and_add(&ds->charged_bytes, bytes);
-	if (ps)
-		__sync_fetch_and_add(&ps->charged_bytes, bytes);
+	if (acc)
+		acc->charged += bytes;
 	if (cls == AMP_CLASS_METADATA)
 		__sync_fetch_and_add(&ds->meta_owned, bytes);
 	__sync_fetch_and_add(&s->dev_bytes[cls & 1], bytes);
@@ -212,7 +224,7 @@ static __always_inline int classify_unowned(struct walk *w, struct inode *host,
 
 /* One step: at most one folio's bytes within one bvec. */
 static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *ds,
-					 struct amp_dev_stats *ps, const bool cast)
+					 struct walk_acc *acc, const bool cast)
 {
 	/* The folio's key, place and charge, in folio_written_global()'s
 	 * arguments: one copy on a stack three calls deep before 5.17. */
@@ -237,16 +249,16 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 
 		if (!next) {
 			/* Request bytes beyond its bios: count, do not lose. */
-			charge_class(w, ds, ps, AMP_CLASS_OTHER, w->rq_left);
+			charge_class(w, ds, acc, AMP_CLASS_OTHER, w->rq_left);
 			w->rq_left = 0;
 			return 1;
 		}
-		walk_load_bio(w, next, cast);
+		walk_load_bio(w, acc, next, cast);
 		return 0;
 	}
 	if (!w->bio_walkable) {
 		chunk = w->bio_left < w->rq_left ? w->bio_left : w->rq_left;
-		charge_class(w, ds, ps, w->bio_meta ? AMP_CLASS_METADATA : AMP_CLASS_OTHER, chunk);
+		charge_class(w, ds, acc, w->bio_meta ? AMP_CLASS_METADATA : AMP_CLASS_OTHER, chunk);
 		w->bio_left -= chunk;
 		w->rq_left -= chunk;
 		return 0;
@@ -303,7 +315,7 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 		io.jbd2 = w->bio_jbd2;
 		if (folio_written_global(&io)) {
 			chunk = io.chunk;
-			charge_owner(w, ds, ps, key, &io.c, chunk);
+			charge_owner(w, ds, acc, key, &io.c, chunk);
 			goto advance;
 		}
 	}
@@ -316,13 +328,13 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 		o = bpf_map_lookup_elem(&startup_pages, key);
 		if (o) {
 			hashed_owner_written(&startup_pages, key, o, 0, in_page, &chunk, &io.c);
-			charge_owner(w, ds, ps, key, &io.c, chunk);
+			charge_owner(w, ds, acc, key, &io.c, chunk);
 			goto advance;
 		}
 	}
 	/* Metadata a transaction filed and writes back in place: its own. */
 	if (cls == AMP_CLASS_METADATA && host && txn_page_written(w->dev, key, chunk)) {
-		add_class(ds, ps, cls, chunk);
+		add_class(ds, acc, cls, chunk);
 		/* An entry that dirtied it during this write owns it now. */
 		txn_next_owner_take(&io);
 		goto advance;
@@ -336,7 +348,7 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 			__sync_fetch_and_add(&ds->meta_untraced, chunk);
 		}
 	}
-	charge_class(w, ds, ps, cls, chunk);
+	charge_class(w, ds, acc, cls, chunk);
 advance:
 	w->done += chunk;
 	w->bio_left -= chunk;
@@ -349,7 +361,7 @@ static long walk_step(__u32 i, void *ctx)
 {
 	struct walk *w = ctx;
 
-	return walk_step_on(w, w->ds, w->ps, false);
+	return walk_step_on(w, w->ds, w->acc, false);
 }
 
 /* The same with typed loads (6.2+; bpf_loop is older, so no bounded twin). */
@@ -357,21 +369,27 @@ static long walk_step_cast(__u32 i, void *ctx)
 {
 	struct walk *w = ctx;
 
-	return walk_step_on(w, w->ds, w->ps, true);
+	return walk_step_on(w, w->ds, w->acc, true);
 }
 
 /* Without bpf_loop: a global function is verified once, not once per loop
  * iteration, but sees *w as plain memory, so it looks ds up again. */
 __noinline long walk_step_global(struct walk *w)
 {
-	__u32 dev, part_dev;
+	struct amp_dev_stats *ds;
+	struct walk_acc *acc;
+	__u32 key;
 
 	if (!w)
 		return 1;
-	dev = w->dev;	/* map keys on the stack, for older verifiers */
-	part_dev = w->part_dev;
-	return walk_step_on(w, bpf_map_lookup_elem(&devs, &dev),
-			    part_dev ? bpf_map_lookup_elem(&devs, &part_dev) : NULL, false);
+	/* Map keys on the stack, for older verifiers: one slot for both, as
+	 * 5.15's verifier has no room to spare on this path (512 bytes over
+	 * three frames). */
+	key = w->dev;
+	ds = bpf_map_lookup_elem(&devs, &key);
+	key = 0;
+	acc = bpf_map_lookup_elem(&walk_acc, &key);
+	return walk_step_on(w, ds, acc, false);
 }
 
 static __always_inline bool op_counts_as_write(__u32 op)
@@ -407,15 +425,55 @@ static __always_inline struct amp_dev_stats *dev_row(__u32 dev, const char *name
 	return bpf_map_lookup_elem(&devs, &dev);
 }
 
+/* A request's own classes, empty; the partition it is for (rq->part,
+ * whose own counter counts the whole request to it) its first layer. */
+static __noinline void walk_acc_start(struct walk_acc *acc, struct request *rq, __u32 dev)
+{
+	struct block_device *part = BPF_CORE_READ(rq, part);
+	__u32 part_dev = part ? BPF_CORE_READ(part, bd_dev) : 0;
+
+	if (!acc)
+		return;
+	__builtin_memset(acc, 0, sizeof(*acc));
+	if (part_dev && part_dev != dev)
+		layer_add(&acc->layers, part_dev, BPF_CORE_READ(part, bd_device.kobj.name));
+}
+
+/* The request's classes to each of its layers' rows, as each layer's own
+ * counter counts the request (a partition's, rq->part) or the bio it came
+ * as (a dm device's). */
+static __noinline void layers_charge(const struct walk_acc *acc)
+{
+	const struct layers *l = &acc->layers;
+
+#pragma unroll
+	for (int i = 0; i < AMP_LAYERS; i++) {
+		struct amp_dev_stats *row;
+
+		if (i >= l->nr)
+			break;
+		row = dev_row(l->dev[i], (const char *)l->name[i]);
+		if (!row)
+			continue;
+		__sync_fetch_and_add(&row->ios, 1);
+		__sync_fetch_and_add(&row->charged_bytes, acc->charged);
+#pragma unroll
+		for (int k = 0; k < AMP_NR_CLASSES; k++)
+			if (acc->bytes[k])
+				__sync_fetch_and_add(&row->bytes[k], acc->bytes[k]);
+	}
+}
+
 static __always_inline int request_done(struct request *rq, unsigned int nr_bytes,
 					const bool have_bpf_loop, const bool cast)
 {
 	struct gendisk *disk = request_disk(rq);
-	struct amp_dev_stats *ds, *ps = NULL;
-	struct block_device *part;
+	struct amp_dev_stats *ds;
+	struct walk_acc *acc = NULL;
 	struct walk w = {};
 	struct bio *bio;
-	__u32 dev, part_dev;
+	__u32 dev, zero = 0;
+	bool in_part;
 
 	if (!nr_bytes || !disk ||
 	    !op_counts_as_write(BPF_CORE_READ(rq, cmd_flags) & AMP_REQ_OP_MASK))
@@ -427,17 +485,14 @@ static __always_inline int request_done(struct request *rq, unsigned int nr_byte
 	ds = dev_row(dev, disk->disk_name);
 	if (!ds)
 		return 0;
-	/* The partition the request is for (the disk's own bdev if none):
-	 * its own counter counts the whole request to it. */
-	part = BPF_CORE_READ(rq, part);
-	part_dev = part ? BPF_CORE_READ(part, bd_dev) : 0;
-	if (part_dev && part_dev != dev) {
-		ps = dev_row(part_dev, BPF_CORE_READ(part, bd_device.kobj.name));
-		if (ps) {
-			w.ps = ps;
-			w.part_dev = part_dev;
-			__sync_fetch_and_add(&ps->ios, 1);
-		}
+	/* The request's own classes, for its layers' rows: only where there
+	 * may be layers (the bounded walk looks it up at every step). */
+	in_part = BPF_CORE_READ(rq, part, bd_dev) != dev;
+	if (in_part || dm_clone_end_io || dm_crypt_end_io || !have_bpf_loop) {
+		acc = bpf_map_lookup_elem(&walk_acc, &zero);
+		if (acc)
+			walk_acc_start(acc, rq, dev);
+		w.acc = acc;
 	}
 	__sync_fetch_and_add(&ds->ios, 1);
 	w.ds = ds;	/* for bpf_loop's callback */
@@ -446,7 +501,7 @@ static __always_inline int request_done(struct request *rq, unsigned int nr_byte
 	w.rq_left = nr_bytes;
 	bio = BPF_CORE_READ(rq, bio);
 	if (bio)
-		walk_load_bio(&w, bio, cast);
+		walk_load_bio(&w, acc, bio, cast);
 	if (have_bpf_loop) {
 		bpf_loop(walk_max_steps, cast ? walk_step_cast : walk_step, &w, 0);
 	} else {
@@ -458,8 +513,10 @@ static __always_inline int request_done(struct request *rq, unsigned int nr_byte
 		/* Walk limit reached: the rest is counted, unattributed.  (ds, not
 		 * w.ds: a global function may have written over w.) */
 		__sync_fetch_and_add(&ds->unwalked_bytes, w.rq_left);
-		charge_class(&w, ds, ps, AMP_CLASS_OTHER, w.rq_left);
+		charge_class(&w, ds, acc, AMP_CLASS_OTHER, w.rq_left);
 	}
+	if (acc)
+		layers_charge(acc);
 	if (xfs_traced)
 		xfs_walk_end((__u64)bio);	/* a read value: a scalar to the verifier */
 	return 0;

@@ -47,6 +47,11 @@ const volatile __u64 xfs_log_end_io = 0;
 /* xfs's metadata buffer write completion (xfs_buf_bio_end_io), likewise:
  * bios that end there write back logged buffers in place. */
 const volatile __u64 xfs_buf_end_io = 0;
+/* dm's completions, likewise (stack.bpf.h): a dm target's clone
+ * (clone_endio, dm_mod) and dm-crypt's encrypted write (crypt_endio,
+ * dm_crypt).  0: no such module loaded, or no kallsyms. */
+const volatile __u64 dm_clone_end_io = 0;
+const volatile __u64 dm_crypt_end_io = 0;
 
 /* Set by the loader while it starts (user/startup.c): entries opened
  * meanwhile are its own cost (AMP_ENTRY_OWN), e.g. journald storing the

@@ -44,11 +44,11 @@
 set -euo pipefail
 
 CORE_TESTS=(t10_bad_input t20_synth_pages t30_journald t40_rsyslog t50_own_output
-            t60_map_full t35_fs_overhead t36_jbd2_cases)
+            t60_map_full t35_fs_overhead t36_jbd2_cases t42_stacked_storage)
 # Modules the initramfs needs to reach the root (all =m in Debian's config),
 # and those the tests need once there.
 ROOT_MODS=(virtio_pci 9pnet_virtio 9p overlay)
-TEST_MODS=(virtio_blk loop crc32c_intel crc32c_generic ext4 xfs btrfs dm_mod)
+TEST_MODS=(virtio_blk loop crc32c_intel crc32c_generic ext4 xfs btrfs dm_mod dm_crypt xts)
 
 say() { echo "qemu-kernel-test: $*" >&2; }
 skip() { say "SKIP: $*"; exit 77; }

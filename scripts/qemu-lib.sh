@@ -349,10 +349,12 @@ _qemu_cleanup() {
 qemu_workdir() {
     local d pid
     # Leftovers of a run that was SIGKILLed (its qemu died with it): remove.
+    # A live owner keeps its dir, whatever its name (a script run as a
+    # command is named after the script, not bash: two guests at once).
     for d in "${TMPDIR:-/tmp}"/amptrace-qemu.*; do
         [[ -f $d/owner ]] || continue
         read -r pid <"$d/owner" || continue
-        [[ -e /proc/$pid && $(cat "/proc/$pid/comm" 2>/dev/null) == *bash* ]] || rm -rf -- "$d"
+        [[ -e /proc/$pid ]] || rm -rf -- "$d"
     done
     trap _qemu_cleanup EXIT
     trap 'exit 130' INT

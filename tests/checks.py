@@ -215,13 +215,15 @@ def check_stack(trace_path, bottom, layers, min_cause):
         d = device(summary, name)
         layer = d.get("layer", "disk")
         total = sum(d["classes"].values())
-        if layer in ("dm", "md"):
+        if layer in ("dm", "md") and not d.get("walked"):
             if "difference" in d or total:
-                fail(f"{name}: a {layer} layer summed as if walked: classes {d['classes']}, "
-                     f"difference {d.get('difference')}")
+                fail(f"{name}: a {layer} layer not walked, summed as if it were: classes "
+                     f"{d['classes']}, difference {d.get('difference')}")
             if "counter_bytes" not in d:
                 fail(f"{name}: no counter of its own")
-            ok(f"{name}: {layer} layer, its counter {d['counter_bytes']} B, classed on the disks below")
+            if os.environ.get("AMP_LAYERS_UNWALKED_OK") != "1":
+                fail(f"{name}: {layer} layer not walked (counter {d['counter_bytes']} B)")
+            ok(f"{name}: {layer} layer not walked, said so; its counter {d['counter_bytes']} B")
             continue
         if "counter_bytes" not in d:
             fail(f"no counter for {name}")

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# The storage real hosts keep their logs on: a partition, and dm-linear
-# (what LVM makes), each with ext4 and xfs, --dev naming the stack as a
-# user would (the partition's /dev path, the bottom disk, a mount point,
-# /dev/mapper/NAME, or nothing).  The synthetic writer's 10 pwrites of 4
+# The storage real hosts keep their logs on: a partition, dm-linear (what
+# LVM makes), dm-crypt (LUKS; with and without its write workqueue), LUKS
+# on LVM and LVM on LUKS (the two installers' layouts), LVM on a
+# partition, with ext4 and xfs, --dev naming the stack as a user would
+# (the top's /dev path, the bottom disk, a mount point, or nothing).  The synthetic writer's 10 pwrites of 4
 # pages each, then sync:
 #  1. every page charged to the entry that dirtied it, none twice, each
 #     entry's data = its pages (the bottom disk's requests wrote them);
 #  2. every layer's classes = its own /sys/class/block/DEV/stat counter
-#     (amptrace's reading and the test's), the partition's as the disk's;
-#     a dm layer is said to be bio-based, its counter shown, never summed;
+#     (amptrace's reading and the test's): a partition's and a dm
+#     device's are the requests of the disk below that carried them;
 #  3. the bottom disk's bytes >= 90 % by cause (the fs journal and
 #     metadata included: jbd2's handles carry the partition's number).
 # Needs a kernel that shows a loop disk's partitions and has
@@ -47,9 +48,16 @@ run_case() {
     ok "$stack $fs, --dev ${dev[*]:1}${dev[*]:+ }(${how}): pages exact, every layer's counter, by cause >= 90 %"
 }
 
+[[ -z ${AMP_T42_CASES-} ]] || run_case plain xfs disk   # asked for: the whole disk beside them
 run_case part ext4 top-path
 run_case part ext4 disk
 run_case part xfs mount
 run_case lvm ext4 top-path
 run_case lvm xfs disk
 run_case lvm ext4 none
+run_case crypt ext4 top-path
+run_case crypt xfs disk
+run_case crypt-nowq ext4 mount
+run_case lvm+crypt ext4 disk
+run_case crypt+lvm xfs top-path
+run_case part+lvm ext4 none

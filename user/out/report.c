@@ -331,9 +331,13 @@ static const char *const dev_layer_names[] = {
 	[DEV_DISK] = "disk", [DEV_PARTITION] = "partition", [DEV_DM] = "dm", [DEV_MD] = "md",
 };
 
-static bool dev_is_bio_layer(const struct summary_dev *d)
+/* A dm or md device takes bios, not requests: its classes come from the
+ * requests of the disks below that carried its bios, where amptrace could
+ * follow them back (dm, with its modules' symbols and BTF); else its row
+ * has only its counter. */
+static bool dev_not_walked(const struct summary_dev *d)
 {
-	return d->layer == DEV_DM || d->layer == DEV_MD;
+	return (d->layer == DEV_DM || d->layer == DEV_MD) && !d->st.ios;
 }
 
 static void summary_json(struct report *r, const struct summary *s)
@@ -403,6 +407,8 @@ static void summary_json(struct report *r, const struct summary *s)
 			json_object_object_add(j, "layer", json_object_new_string(dev_layer_names[d->layer]));
 		if (d->layer == DEV_PARTITION)
 			json_object_object_add(j, "disk", json_object_new_string(dev_str(d->disk, buf, sizeof(buf))));
+		if (d->layer == DEV_DM || d->layer == DEV_MD)
+			json_object_object_add(j, "walked", json_object_new_boolean(!dev_not_walked(d)));
 		for (int k = 0; k < AMP_NR_CLASSES; k++)
 			json_object_object_add(c, class_names[k], json_object_new_uint64(d->st.bytes[k]));
 		json_object_object_add(j, "classes", c);
@@ -431,8 +437,8 @@ static void summary_json(struct report *r, const struct summary *s)
 
 			json_object_object_add(j, "counter_bytes", json_object_new_uint64(ctr));
 			json_object_object_add(j, "counter_ios", json_object_new_uint64(d->delta.write_ios));
-			/* A bio layer's bytes are classed on the disks below it. */
-			if (!dev_is_bio_layer(d))
+			/* A layer not walked has no classes to compare. */
+			if (!dev_not_walked(d))
 				json_object_object_add(j, "difference",
 						       json_object_new_int64((__s64)sum - (__s64)ctr));
 		}
@@ -487,10 +493,12 @@ static void stack_notes(FILE *out, const struct summary *s)
 			fprintf(out, "%s: a partition of %s: the requests for it, also in %s's row\n",
 				d->name, disk == d->name ? dev_str(d->disk, buf, sizeof(buf)) : disk,
 				disk == d->name ? "its disk" : disk);
-		} else if (dev_is_bio_layer(d)) {
-			fprintf(out, "%s: %s device: takes bios, not requests; its bytes are written, "
-				"and classed, by the requests of the disks below it\n",
-				d->name, dev_layer_names[d->layer]);
+		} else if (dev_not_walked(d)) {
+			fprintf(out, "%s: %s device, not walked: its bytes are written, and classed, "
+				"by the requests of the disks below it\n", d->name, dev_layer_names[d->layer]);
+		} else if (d->layer != DEV_DISK) {
+			fprintf(out, "%s: %s device: the requests of the disks below that carried "
+				"its bios (also in their rows)\n", d->name, dev_layer_names[d->layer]);
 		}
 	}
 	for (int i = 0; i < s->nr_devs; i++)
@@ -557,7 +565,7 @@ static void summary_text(struct report *r, const struct summary *s)
 		const struct summary_dev *d = &s->devs[i];
 		__u64 sum = dev_class_sum(&d->st);
 
-		if (dev_is_bio_layer(d)) {
+		if (dev_not_walked(d)) {
 			fprintf(out, "%-10s %12s %12s %12s %12s %12s %12s ", d->name, "-", "-", "-", "-", "-", "-");
 			if (d->have_counter)
 				fprintf(out, "%12llu %9s %6s %6llu\n",

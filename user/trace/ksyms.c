@@ -27,6 +27,25 @@ __u64 ksym_address(const char *name)
 	return found;
 }
 
+__u64 ksym_module_address(const char *name, const char *module)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char sym[256], mod[64], line[512], type;
+	unsigned long long addr;
+	__u64 found = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s [%63[^]]]", &addr, &type, sym, mod) == 4 &&
+		    !strcmp(sym, name) && !strcmp(mod, module)) {
+			found = addr;
+			break;
+		}
+	fclose(f);
+	return found;
+}
+
 bool ksyms_visible(void)
 {
 	FILE *f = fopen("/proc/kallsyms", "r");

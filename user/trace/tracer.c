@@ -9,6 +9,7 @@
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -190,6 +191,57 @@ static void xfs_programs(struct amptrace *skel, const struct trace_opts *o)
 }
 
 /*
+ * dm devices (stack.bpf.h): where the traced stack (any device, without
+ * --dev) has one, the completions of dm's clones and dm-crypt's writes,
+ * from kallsyms.  A dm layer that cannot be walked is said, once; its
+ * row then shows only its counter.
+ */
+static bool stack_has(const struct trace_opts *o, const char *kind)
+{
+	char name[AMP_DISK_NAME_LEN];
+	struct dirent **names = NULL;
+	bool found = false;
+	const char *k;
+	int n;
+
+	if (o->dev) {
+		for (int i = 0; i < o->dev_stack.nr_devs && !found; i++)
+			found = !blockdev_name(o->dev_stack.devs[i], name, sizeof(name)) &&
+				(k = blockdev_bio_layer(name)) && !strcmp(k, kind);
+		return found;
+	}
+	n = scandir("/sys/class/block", &names, NULL, alphasort);
+	for (int i = 0; i < n; i++) {
+		found |= (k = blockdev_bio_layer(names[i]->d_name)) && !strcmp(k, kind);
+		free(names[i]);
+	}
+	free(names);
+	return found;
+}
+
+static void configure_stack(const struct trace_opts *o, struct amptrace *skel)
+{
+	const char *why = NULL;
+
+	if (stack_has(o, "md"))
+		fprintf(stderr, "amptrace: md layers not walked: an md device's row shows only its "
+			"counter, and a mirror's second copy of a page goes to other\n");
+	if (!stack_has(o, "dm"))
+		return;
+	skel->rodata->dm_clone_end_io = ksym_module_address("clone_endio", "dm_mod");
+	skel->rodata->dm_crypt_end_io = ksym_module_address("crypt_endio", "dm_crypt");
+	if (!skel->rodata->dm_clone_end_io)
+		why = "no clone_endio [dm_mod] in /proc/kallsyms";
+	else if (access("/sys/kernel/btf/dm_mod", F_OK))
+		why = "no BTF of dm_mod (/sys/kernel/btf/dm_mod)";
+	else if (skel->rodata->dm_crypt_end_io && access("/sys/kernel/btf/dm_crypt", F_OK))
+		why = "no BTF of dm_crypt: its writes' bounce pages go to other";
+	if (why)
+		fprintf(stderr, "amptrace: dm layers not walked (%s): a dm device's row shows only "
+			"its counter\n", why);
+}
+
+/*
  * btrfs metadata by cause (btrfs.bpf.h): only where a traced disk holds a
  * btrfs filesystem (its module is then loaded), each tracepoint asked of
  * BTF.  Without one, that part stays on the window rule.
@@ -274,6 +326,8 @@ static int configure(struct tracer *t)
 	skel->rodata->xfs_log_end_io = ksym_address("xlog_bio_end_io");
 	if (o->verbose && !skel->rodata->xfs_log_end_io)
 		fprintf(stderr, "amptrace: xlog_bio_end_io not in kallsyms: xfs log counted as metadata\n");
+
+	configure_stack(o, skel);
 
 	/* Page-era kernels (before 5.17): per-page dirtying event, no bpf_loop. */
 	if (kernel_has_tracepoint("writeback_dirty_folio")) {
