@@ -261,6 +261,10 @@ struct amp_dev_stats {
 	__u64 unwalked_bytes;	/* request bytes past the walk limit (in OTHER) */
 	__u64 meta_untraced;	/* metadata bytes of pages untraced user tasks dirtied */
 	__u64 meta_txn;		/* metadata bytes of a known fs transaction (meta_bytes) */
+	/* A layer's row (a partition, a dm device): its bytes are the disks'
+	 * requests' too, counted and shared there, never here. */
+	__u32 layer;
+	__u32 __pad;
 	/* btrfs metadata by tree (AMP_BTRFS_TREES used; 16, a power of 2, for
 	 * the kernel's index mask): sums to its part of class metadata. */
 	__u64 btrfs_tree[16];

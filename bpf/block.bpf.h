@@ -403,8 +403,9 @@ static __always_inline bool op_counts_as_write(__u32 op)
  * counted as unwalked, never dropped. */
 #define AMP_WALK_BOUNDED_STEPS 4096
 
-/* devs[dev], made on first use (named from name, a kernel string). */
-static __always_inline struct amp_dev_stats *dev_row(__u32 dev, const char *name)
+/* devs[dev], made on first use (named from name, a kernel string; layer:
+ * a partition's or dm device's row, see struct amp_dev_stats). */
+static __always_inline struct amp_dev_stats *dev_row(__u32 dev, const char *name, bool layer)
 {
 	struct amp_dev_stats *ds = bpf_map_lookup_elem(&devs, &dev), *init;
 	__u32 zero = 0;
@@ -417,6 +418,7 @@ static __always_inline struct amp_dev_stats *dev_row(__u32 dev, const char *name
 		return NULL;
 	__builtin_memset(init, 0, sizeof(*init));
 	bpf_probe_read_kernel_str(&init->name, sizeof(init->name), name);
+	init->layer = layer;
 	if (bpf_map_update_elem(&devs, &dev, init, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(&devs, &dev)) {
 		STAT_INC(devs_full);
@@ -452,7 +454,7 @@ static __noinline void layers_charge(const struct walk_acc *acc)
 
 		if (i >= l->nr)
 			break;
-		row = dev_row(l->dev[i], (const char *)l->name[i]);
+		row = dev_row(l->dev[i], (const char *)l->name[i], true);
 		if (!row)
 			continue;
 		__sync_fetch_and_add(&row->ios, 1);
@@ -482,7 +484,7 @@ static __always_inline int request_done(struct request *rq, unsigned int nr_byte
 	if (!disk_is_target(dev))
 		return 0;
 
-	ds = dev_row(dev, disk->disk_name);
+	ds = dev_row(dev, disk->disk_name, false);
 	if (!ds)
 		return 0;
 	/* The request's own classes, for its layers' rows: only where there

@@ -233,6 +233,13 @@ def check_stack(trace_path, bottom, layers, min_cause):
         ok(f"{name} ({layer}): classes {d['classes']} sum {total} = its own counter "
            f"{d['counter_bytes']}")
     b = device(summary, bottom)
+    # Entries' bills are the bottom disk's bytes, once: a layer's row
+    # (whose bytes are the disk's too) adds nothing to them.
+    charged = sum(e["dev_bytes_total"] for e in entries)
+    if charged != b["by_cause"] + b["by_window"]:
+        fail(f"entries carry {charged} B, {bottom} says by cause {b['by_cause']} + by window "
+             f"{b['by_window']}: a layer's bytes counted twice?")
+    ok(f"entries carry {charged} B = {bottom}'s by cause + by window (nothing counted twice)")
     if b["cause_fraction"] < min_cause:
         fail(f"{bottom}: {100 * b['cause_fraction']:.1f}% by cause, want >= {100 * min_cause:.0f}%: "
              f"{describe_uncharged(summary, b)}")

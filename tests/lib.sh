@@ -231,6 +231,7 @@ make_stackfs() {
         xfs)  mkfs=(mkfs.xfs -q -f) ;;
         *) _log "make_stackfs: unknown fstype '$fstype'"; return 2 ;;
     esac
+    [[ $mp != "${JOURNAL_DIR-}" ]] || _journald_lock
     img=$AMP_TMP/stack$((_STACK_SEQ++)).img
     truncate -s "${size}M" "$img"
     at_exit rm -f "$img"

@@ -215,7 +215,11 @@ static __u64 unclaimed_counter(struct ledger *l, __u32 disk, __u64 *ios, __u64 *
 	}
 	*ios = st.ios;
 	if (others)
-		*others = st.bytes[AMP_CLASS_OTHER] + st.bytes[AMP_CLASS_BEFORE_START];
+		*others = st.layer ? 0 : st.bytes[AMP_CLASS_OTHER] + st.bytes[AMP_CLASS_BEFORE_START];
+	/* A partition's or dm device's bytes are its disks' too: shared
+	 * there, or never (a window keyed by a dm device has none). */
+	if (st.layer)
+		return 0;
 	return st.bytes[AMP_CLASS_METADATA] - st.meta_owned - st.meta_untraced - st.meta_txn +
 	       st.bytes[AMP_CLASS_JOURNAL] - st.journal_txn;
 }

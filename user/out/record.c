@@ -52,7 +52,10 @@
  *              untraced}; then (since btrfs trees; with a btrfs disk only)
  *              u16 nr_devs, u16 n + nr_devs x n x u64 btrfs metadata by
  *              tree (enum amp_btrfs_tree order; a reader keeps the trees it
- *              knows)
+ *              knows); then (since stacked storage; with a partition, dm
+ *              or md row only) u16 RECORD_LAYERS_TAG, u16 nr_devs +
+ *              nr_devs x {u8 layer (enum dev_layer), u32 a partition's
+ *              disk}: older readers stop before it (the tag is no nr_devs)
  *              A checkpoint (final = 0, no files) every 2 s; the final one last.
  */
 #include <endian.h>
@@ -409,6 +412,10 @@ static void put_trees(struct buf *b, const struct summary *s)
 			put_u64(b, s->devs[i].st.btrfs_tree[k]);
 }
 
+/* Marks the layers section: never a device count (a summary has far
+ * fewer rows), so a reader that expects the btrfs trees there stops. */
+#define RECORD_LAYERS_TAG 0xa5e1
+
 /* n per-tree counts, the first AMP_BTRFS_TREES kept (a later version may
  * know more trees). */
 static void get_trees(struct cur *c, __u64 *tree, __u16 n)
@@ -467,6 +474,17 @@ void recorder_summary(struct recorder *r, const struct summary *s, bool final)
 	for (int i = 0; i < s->nr_devs; i++)
 		if (btrfs_trees_sum(s->devs[i].st.btrfs_tree, AMP_BTRFS_TREES)) {
 			put_trees(b, s);
+			break;
+		}
+	/* Only with a stacked device's row, likewise. */
+	for (int i = 0; i < s->nr_devs; i++)
+		if (s->devs[i].layer != DEV_DISK) {
+			put_u16(b, RECORD_LAYERS_TAG);
+			put_u16(b, s->nr_devs);
+			for (int k = 0; k < s->nr_devs; k++) {
+				put_u8(b, s->devs[k].layer);
+				put_u32(b, s->devs[k].disk);
+			}
 			break;
 		}
 	emit(r, RECORD_SUMMARY);
@@ -752,6 +770,7 @@ static bool decode_summary(struct record_reader *r, struct cur *c, struct record
 	__u32 nr_files;
 	__u8 pad[3];
 	__u16 n;
+	size_t pos;
 
 	memset(s, 0, sizeof(*s));
 	it->final = get_u8(c);
@@ -806,12 +825,24 @@ static bool decode_summary(struct record_reader *r, struct cur *c, struct record
 			r->devs[i].ledger.untraced = get_u64(c);
 		}
 	/* Written since the btrfs trees, with a btrfs disk only. */
+	pos = c->pos;
 	if (!c->short_ && c->pos < c->len && get_u16(c) == n) {
 		__u16 trees = get_u16(c);
 
 		for (__u16 i = 0; i < n; i++)
 			get_trees(c, r->devs[i].st.btrfs_tree, trees);
+	} else {
+		c->pos = pos;
 	}
+	/* Written since stacked storage, with a partition, dm or md row only. */
+	if (!c->short_ && c->pos + 4 <= c->len && get_u16(c) == RECORD_LAYERS_TAG &&
+	    get_u16(c) == n)
+		for (__u16 i = 0; i < n; i++) {
+			__u8 layer = get_u8(c);
+
+			r->devs[i].layer = layer <= DEV_MD ? layer : DEV_DISK;
+			r->devs[i].disk = get_u32(c);
+		}
 	if (c->short_ || nr_files != (__u32)r->nr_files)
 		return false;
 	s->devs = r->devs;

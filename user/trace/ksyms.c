@@ -36,12 +36,15 @@ __u64 ksym_module_address(const char *name, const char *module)
 
 	if (!f)
 		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx %c %255s [%63[^]]]", &addr, &type, sym, mod) == 4 &&
-		    !strcmp(sym, name) && !strcmp(mod, module)) {
+	while (fgets(line, sizeof(line), f)) {
+		int n = sscanf(line, "%llx %c %255s [%63[^]]]", &addr, &type, sym, mod);
+
+		if (n >= 3 && !strcmp(sym, name) &&
+		    (module ? n == 4 && !strcmp(mod, module) : n == 3)) {
 			found = addr;
 			break;
 		}
+	}
 	fclose(f);
 	return found;
 }

@@ -8,7 +8,8 @@
 
 /* A kernel text symbol's address, 0 if absent or hidden (kptr_restrict). */
 __u64 ksym_address(const char *name);
-/* The same for a module's symbol ("addr t name [module]"). */
+/* The same for a module's symbol ("addr t name [module]"), or with
+ * module NULL for a built-in one only. */
 __u64 ksym_module_address(const char *name, const char *module);
 /* Are addresses shown at all (CAP_SYSLOG, kptr_restrict < 2)? */
 bool ksyms_visible(void);

@@ -228,13 +228,24 @@ static void configure_stack(const struct trace_opts *o, struct amptrace *skel)
 			"counter, and a mirror's second copy of a page goes to other\n");
 	if (!stack_has(o, "dm"))
 		return;
-	skel->rodata->dm_clone_end_io = ksym_module_address("clone_endio", "dm_mod");
-	skel->rodata->dm_crypt_end_io = ksym_module_address("crypt_endio", "dm_crypt");
-	if (!skel->rodata->dm_clone_end_io)
-		why = "no clone_endio [dm_mod] in /proc/kallsyms";
-	else if (access("/sys/kernel/btf/dm_mod", F_OK))
+	/* Modules (Debian, Fedora) or built in (Ubuntu's dm core): built-in
+	 * types are in vmlinux's BTF, a module's in its own. */
+	__u64 clone = ksym_module_address("clone_endio", "dm_mod");
+	__u64 crypt = ksym_module_address("crypt_endio", "dm_crypt");
+	bool clone_btf = clone ? !access("/sys/kernel/btf/dm_mod", F_OK) : true;
+	bool crypt_btf = crypt ? !access("/sys/kernel/btf/dm_crypt", F_OK) : true;
+
+	if (!clone)
+		clone = ksym_module_address("clone_endio", NULL);
+	if (!crypt)
+		crypt = ksym_module_address("crypt_endio", NULL);
+	skel->rodata->dm_clone_end_io = clone;
+	skel->rodata->dm_crypt_end_io = crypt;
+	if (!clone)
+		why = "no clone_endio of dm_mod in /proc/kallsyms";
+	else if (!clone_btf)
 		why = "no BTF of dm_mod (/sys/kernel/btf/dm_mod)";
-	else if (skel->rodata->dm_crypt_end_io && access("/sys/kernel/btf/dm_crypt", F_OK))
+	else if (!crypt_btf)
 		why = "no BTF of dm_crypt: its writes' bounce pages go to other";
 	if (why)
 		fprintf(stderr, "amptrace: dm layers not walked (%s): a dm device's row shows only "
