@@ -48,7 +48,8 @@ CORE_TESTS=(t10_bad_input t20_synth_pages t30_journald t40_rsyslog t50_own_outpu
 # Modules the initramfs needs to reach the root (all =m in Debian's config),
 # and those the tests need once there.
 ROOT_MODS=(virtio_pci 9pnet_virtio 9p overlay)
-TEST_MODS=(virtio_blk loop crc32c_intel crc32c_generic ext4 xfs btrfs dm_mod dm_crypt xts)
+TEST_MODS=(virtio_blk loop crc32c_intel crc32c_generic ext4 xfs btrfs dm_mod dm_crypt xts
+           nvme sdhci_pci mmc_block)
 
 say() { echo "qemu-kernel-test: $*" >&2; }
 skip() { say "SKIP: $*"; exit 77; }
@@ -260,13 +261,25 @@ out=$WORK/out
 mkdir -p "$out"
 console=$WORK/console.log
 truncate -s 16G "$WORK/scratch.img"   # sparse; the guest's /tmp
+# Two more disks as real hosts name theirs, for t42's partitions on them:
+# an NVMe namespace (nvme0n1p1) and an SD card (mmcblk0p1, a Raspberry
+# Pi's).  Each starts with a marker: t42 touches a disk only if it is
+# there (never a real host's).
+for d in nvme sd; do
+    truncate -s 1G "$WORK/$d.img"
+    printf 'AMPTRACE-TEST-DISK' | dd of="$WORK/$d.img" conv=notrunc status=none
+done
 say "booting $KPKG ($KVER) under qemu/$ACCEL, ${AMPTRACE_QEMU_SMP:-2} vCPUs, ${AMPTRACE_QEMU_MEM:-4096} MiB, timeout ${QEMU_TIMEOUT}s; tests: ${TESTS[*]}"
 qemu_run "$console" -smp "${AMPTRACE_QEMU_SMP:-2}" -m "${AMPTRACE_QEMU_MEM:-4096}" \
     -kernel "$VMLINUZ" -initrd "$WORK/initramfs.cpio" \
     -append "console=ttyS0 rdinit=/init panic=-1 loglevel=4 mitigations=off ${AMPTRACE_QEMU_APPEND-}" \
     -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
     -virtfs "local,path=$out,mount_tag=ampout,security_model=none,multidevs=remap" \
-    -drive "file=$WORK/scratch.img,if=virtio,format=raw,cache=unsafe,discard=unmap"
+    -drive "file=$WORK/scratch.img,if=virtio,format=raw,cache=unsafe,discard=unmap" \
+    -drive "file=$WORK/nvme.img,if=none,id=ampnvme,format=raw,cache=unsafe" \
+    -device nvme,serial=ampnvme,drive=ampnvme \
+    -drive "file=$WORK/sd.img,if=none,id=ampsd,format=raw,cache=unsafe" \
+    -device sdhci-pci -device sd-card,drive=ampsd
 elapsed=$QEMU_ELAPSED
 
 # ---------------------------------------------------------------- result ---

@@ -15,8 +15,9 @@
 # And real journald (252) on LUKS on LVM, ext4 (the encrypted desktop
 # installers' layout): one native entry is one receive entry, its
 # scattered journal pages charged exactly, every layer's counter matched.
-# Needs a kernel that shows a loop disk's partitions and has
-# device-mapper: the qemu guests (t95, t96); skips elsewhere.
+# And a partition on an NVMe namespace and on an SD card, where the qemu
+# guest has them.  Needs a kernel that shows a loop disk's partitions and
+# has device-mapper: the qemu guests (t95, t96); skips elsewhere.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -26,11 +27,14 @@ page=$(getconf PAGESIZE)
 # stack fs how: how --dev names it (top-path, disk, mount, none).
 # AMP_T42_CASES="lvm part-xfs": only the cases so named (a prefix of
 # STACK-FS-HOW).
+# STACK_ON_DISK=/dev/DISK: "part" on that test disk (STACK-FS-HOW-DISK).
 run_case() {
-    local stack=$1 fs=$2 how=$3 mnt=$AMP_TMP/mnt-$1-$2-$3 c want=${AMP_T42_CASES-}
+    local stack=$1 fs=$2 how=$3 c want=${AMP_T42_CASES-}
+    local tag=$1-$2-$3${STACK_ON_DISK:+-${STACK_ON_DISK##*/}}
+    local mnt=$AMP_TMP/mnt-$tag
     local -a dev=()
     if [[ -n $want ]]; then
-        for c in $want; do [[ $stack-$fs-$how == "$c"* ]] && want=''; done
+        for c in $want; do [[ $tag == "$c"* ]] && want=''; done
         [[ -z $want ]] || return 0
     fi
     # xfs needs 300 MB
@@ -70,6 +74,14 @@ run_case crypt-nowq ext4 mount
 run_case lvm+crypt ext4 disk
 run_case crypt+lvm xfs top-path
 run_case part+lvm ext4 none
+
+# Partitions on disks named as real hosts' are: an NVMe namespace and an SD
+# card (a Raspberry Pi's mmcblk0p2), the qemu guest's test disks, known by
+# their marker (scripts/qemu-kernel-test.sh); never a disk without it.
+for disk in /dev/nvme0n1 /dev/mmcblk0; do
+    [[ -b $disk && $(head -c 18 "$disk" 2>/dev/null) == AMPTRACE-TEST-DISK ]] || continue
+    STACK_ON_DISK=$disk run_case part ext4 top-path
+done
 
 # journald: one line on LUKS on LVM.
 if [[ -z ${AMP_T42_CASES-} || " $AMP_T42_CASES " == *" journald "* ]]; then
