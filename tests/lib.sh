@@ -565,6 +565,18 @@ send_journal_entry() {
     printf '%s\n' "MESSAGE=$msg" "$@" "${extra[@]}" | journald_run logger --journald
 }
 
+# journal_one_line MSG: one native entry as send_journal_entry sends it,
+# its datagram's size in JOURNAL_DGRAM (MESSAGE, PRIORITY and
+# SYSLOG_IDENTIFIER lines, each + "\n"), then its append written out.
+# shellcheck disable=SC2034  # JOURNAL_DGRAM is for the caller
+journal_one_line() {
+    send_journal_entry "$1"
+    JOURNAL_DGRAM=$(printf '%s\n' "MESSAGE=$1" PRIORITY=6 "SYSLOG_IDENTIFIER=$AMP_TAG" | wc -c)
+    sleep 2     # journald appends, then its 250 ms ftruncate timer fires
+    sync
+    sleep 1
+}
+
 # ---------------------------------------------------------------- rsyslog ---
 
 # start_rsyslog LOGFILE: private rsyslogd listening only on

@@ -13,6 +13,10 @@ expect_error "garbage pid"         "$A" trace -p 12abc
 expect_error "negative pid"        "$A" trace -p -5
 expect_error "nonexistent device"  "$A" trace --dev nosuchdisk0
 expect_error "device path escape"  "$A" trace --dev ../loop0
+expect_error "no such device path" "$A" trace --dev /dev/no-such-disk
+expect_error "no such mount point" "$A" trace --dev /no/such/dir
+expect_error "empty device"        "$A" trace --dev ''
+expect_error "not a block device"  "$A" trace --dev /dev/null
 expect_error "nonexistent cgroup"  "$A" trace --cgroup /sys/fs/cgroup/no/such/group
 expect_error "bad preset"          "$A" trace --preset syslog
 expect_error "bad duration"        "$A" trace -d soon

@@ -17,16 +17,10 @@ ino=$(stat -c %i "$journal")
 for hook in default --raw-syscalls; do
     args=(); [[ $hook == default ]] || args=("$hook")
     start_tracer -c systemd-journal --dev "$LOOPNAME" "${args[@]}"
-    msg="amptrace test entry $$ $(date +%s%N)"
-    send_journal_entry "$msg"
-    # The datagram: MESSAGE, PRIORITY and SYSLOG_IDENTIFIER lines, each + "\n".
-    dgram=$(printf '%s\n' "MESSAGE=$msg" PRIORITY=6 "SYSLOG_IDENTIFIER=$AMP_TAG" | wc -c)
-    sleep 2     # journald appends, then its 250 ms ftruncate timer fires
-    sync
-    sleep 1
+    journal_one_line "amptrace test entry $$ $(date +%s%N)"
     stop_tracer
 
     _log "hook: $hook"
-    python3 "$AMP_ROOT/tests/checks.py" journald "$TRACE_OUT" "$LOOPNAME" "$ino" "$dgram" \
+    python3 "$AMP_ROOT/tests/checks.py" journald "$TRACE_OUT" "$LOOPNAME" "$ino" "$JOURNAL_DGRAM" \
         "$(getconf PAGESIZE)"
 done

@@ -91,14 +91,9 @@ if [[ -z ${AMP_T42_CASES-} || " $AMP_T42_CASES " == *" journald "* ]]; then
     start_journald
     ino=$(stat -c %i "$(journald_file)")
     TRACE_LAYERS=$STACK_LAYERS start_tracer -c systemd-journal --dev "$STACK_TOP_PATH"
-    msg="amptrace t42 entry $$ $(date +%s%N)"
-    send_journal_entry "$msg"
-    dgram=$(printf '%s\n' "MESSAGE=$msg" PRIORITY=6 "SYSLOG_IDENTIFIER=$AMP_TAG" | wc -c)
-    sleep 2     # journald appends, then its 250 ms ftruncate timer fires
-    sync
-    sleep 1
+    journal_one_line "amptrace t42 entry $$ $(date +%s%N)"
     stop_tracer
-    python3 "$AMP_ROOT/tests/checks.py" journald "$TRACE_OUT" "$STACK_DISK" "$ino" "$dgram" "$page"
+    python3 "$AMP_ROOT/tests/checks.py" journald "$TRACE_OUT" "$STACK_DISK" "$ino" "$JOURNAL_DGRAM" "$page"
     python3 "$AMP_ROOT/tests/checks.py" stack "$TRACE_OUT" "$STACK_DISK" "${STACK_LAYERS// /,}" 0.90
     python3 - "$TRACE_OUT" <<'PY2'
 import json, sys

@@ -193,8 +193,15 @@ static __u32 resolve_kdev(const char *arg)
 
 int blockdev_resolve(const char *arg, struct blockdev_stack *s)
 {
+	struct stat st;
+
 	memset(s, 0, sizeof(*s));
 	s->kdev = resolve_kdev(arg);
+	if (!s->kdev && arg[0] == '/' && !stat(arg, &st) && !S_ISBLK(st.st_mode)) {
+		amp_err("%s is on no block device (a virtual filesystem, or not a block "
+			"special file)", arg);
+		return -1;
+	}
 	if (!s->kdev || blockdev_name(s->kdev, s->name, sizeof(s->name))) {
 		amp_err("no such block device: %s (a disk, partition, dm or md name, "
 			"a /dev path or a mount point; see /sys/class/block)", arg);
