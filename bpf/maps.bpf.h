@@ -52,6 +52,11 @@ const volatile __u64 xfs_buf_end_io = 0;
  * dm_crypt).  0: no such module loaded, or no kallsyms. */
 const volatile __u64 dm_clone_end_io = 0;
 const volatile __u64 dm_crypt_end_io = 0;
+/* Their structs' members, as byte offsets from BTF (the loader's). */
+const volatile __u32 dm_tio_clone_off = 0;	/* dm_target_io.clone */
+const volatile __u32 dm_tio_io_off = 0;		/* dm_target_io.io */
+const volatile __u32 dm_io_orig_bio_off = 0;	/* dm_io.orig_bio */
+const volatile __u32 dm_crypt_io_base_bio_off = 0;	/* dm_crypt_io.base_bio */
 
 /* Set by the loader while it starts (user/startup.c): entries opened
  * meanwhile are its own cost (AMP_ENTRY_OWN), e.g. journald storing the

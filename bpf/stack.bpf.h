@@ -7,28 +7,25 @@
  * a layer whose row gets the request's classes, and a dm-crypt write's
  * bounce pages stand for the plaintext pages of the bio it encrypted.
  *
- * dm's structs are the dm_mod and dm_crypt modules' (their BTF, CO-RE):
- * flavoured names, so that a vmlinux.h with dm built in still compiles.
- * Kernels or hosts without them (no module BTF, no kallsyms) leave the
- * end_io addresses 0 and all this unreachable.
+ * dm's structs are the dm_mod and dm_crypt modules' (or vmlinux's, where
+ * dm is built in): the loader reads their members' offsets from BTF
+ * (maps.bpf.h, dm_*_off), not CO-RE, which would have libbpf open every
+ * module's BTF by id, a CAP_SYS_ADMIN call.  Kernels or hosts without
+ * them (no BTF, no kallsyms) leave the end_io addresses 0 and all this
+ * unreachable.
  */
 #ifndef AMPTRACE_STACK_BPF_H
 #define AMPTRACE_STACK_BPF_H
 
-struct dm_io___amp {
-	struct bio *orig_bio;	/* what came to the dm device */
-} __attribute__((preserve_access_index));
+/* A kernel pointer at an offset into a kernel object (0 if unreadable). */
+static __always_inline void *read_ptr_at(const void *obj, __u32 off)
+{
+	void *p = NULL;
 
-/* The clone a dm target gets is the last member of its dm_target_io. */
-struct dm_target_io___amp {
-	struct dm_io___amp *io;
-	struct bio clone;
-} __attribute__((preserve_access_index));
-
-/* dm-crypt's write: a bio of bounce pages, bi_private its dm_crypt_io. */
-struct dm_crypt_io___amp {
-	struct bio *base_bio;	/* the plaintext: same bytes, same order */
-} __attribute__((preserve_access_index));
+	if (obj)
+		bpf_probe_read_kernel(&p, sizeof(p), obj + off);
+	return p;
+}
 
 /* clone, crypt, clone: LUKS over LVM, or LVM over LUKS. */
 #define AMP_DM_STEPS 4
@@ -89,10 +86,10 @@ static __noinline struct bio *dm_origin(struct bio *bio, __u64 end_io, struct wa
 	acc->plain_vecs = NULL;
 #pragma unroll
 	for (int step = 0; step < AMP_DM_STEPS; step++) {
-		if (dm_crypt_end_io && end_io == dm_crypt_end_io &&
-		    bpf_core_type_exists(struct dm_crypt_io___amp)) {
-			struct dm_crypt_io___amp *io = (void *)BPF_CORE_READ(bio, bi_private);
-			struct bio *base = BPF_CORE_READ(io, base_bio);
+		if (dm_crypt_end_io && end_io == dm_crypt_end_io) {
+			/* bi_private: its struct dm_crypt_io */
+			struct bio *base = read_ptr_at(BPF_CORE_READ(bio, bi_private),
+						       dm_crypt_io_base_bio_off);
 
 			if (!base)
 				break;
@@ -103,11 +100,12 @@ static __noinline struct bio *dm_origin(struct bio *bio, __u64 end_io, struct wa
 				plain = true;
 			}
 			bio = base;
-		} else if (dm_clone_end_io && end_io == dm_clone_end_io &&
-			   bpf_core_type_exists(struct dm_target_io___amp)) {
-			struct dm_target_io___amp *tio = (void *)bio -
-				bpf_core_field_offset(struct dm_target_io___amp, clone);
-			struct bio *orig = BPF_CORE_READ(tio, io, orig_bio);
+		} else if (dm_clone_end_io && end_io == dm_clone_end_io) {
+			/* The clone is a member of its struct dm_target_io, whose
+			 * io (struct dm_io) holds the bio that came to the device. */
+			void *tio = (void *)bio - dm_tio_clone_off;
+			struct bio *orig = read_ptr_at(read_ptr_at(tio, dm_tio_io_off),
+						       dm_io_orig_bio_off);
 			struct block_device *bdev;
 
 			if (!orig)

@@ -109,6 +109,42 @@ bool kernel_has_enum_value(const char *enum_name, const char *value)
 	return false;
 }
 
+/*
+ * The byte offset of a struct's member, from vmlinux's BTF or else the
+ * module's (/sys/kernel/btf/MODULE, a file anyone may read); -1 if either
+ * is not there.  For the BPF side to read a module's structs by offset:
+ * a CO-RE relocation against a module's type makes libbpf open every
+ * module's BTF by id, which needs CAP_SYS_ADMIN (the exporter runs
+ * without).
+ */
+int kernel_member_offset(const char *module, const char *type, const char *member)
+{
+	struct btf *kernel = kernel_btf(), *mod = NULL, *btf = kernel;
+	const struct btf_member *m;
+	const struct btf_type *t;
+	char path[300];
+	int id, off = -1;
+
+	if (!kernel)
+		return -1;
+	id = btf__find_by_name_kind(kernel, type, BTF_KIND_STRUCT);
+	if (id <= 0) {
+		snprintf(path, sizeof(path), "/sys/kernel/btf/%s", module);
+		mod = btf__parse_split(path, kernel);
+		btf = mod;
+		id = mod ? btf__find_by_name_kind(mod, type, BTF_KIND_STRUCT) : -1;
+	}
+	if (id > 0) {
+		t = btf__type_by_id(btf, id);
+		m = btf_members(t);
+		for (int i = 0; i < btf_vlen(t); i++)
+			if (!strcmp(btf__name_by_offset(btf, m[i].name_off), member))
+				off = btf_member_bit_offset(t, i) / 8;
+	}
+	btf__free(mod);
+	return off;
+}
+
 /* Does vmlinux's BTF have this function (e.g. the kfunc bpf_rdonly_cast)? */
 bool kernel_has_func(const char *name)
 {

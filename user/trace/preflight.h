@@ -10,6 +10,8 @@ int preflight_check(const char *btf_path);
 bool kernel_has_tracepoint(const char *tp);
 bool kernel_has_enum_value(const char *enum_name, const char *value);
 bool kernel_has_func(const char *name);
+/* A struct member's byte offset in vmlinux's or the module's BTF, or -1. */
+int kernel_member_offset(const char *module, const char *type, const char *member);
 struct btf;
 struct btf *kernel_btf(void);	/* vmlinux BTF, parsed once; NULL if absent */
 void kernel_btf_release(void);

@@ -228,25 +228,32 @@ static void configure_stack(const struct trace_opts *o, struct amptrace *skel)
 			"counter, and a mirror's second copy of a page goes to other\n");
 	if (!stack_has(o, "dm"))
 		return;
-	/* Modules (Debian, Fedora) or built in (Ubuntu's dm core): built-in
-	 * types are in vmlinux's BTF, a module's in its own. */
-	__u64 clone = ksym_module_address("clone_endio", "dm_mod");
-	__u64 crypt = ksym_module_address("crypt_endio", "dm_crypt");
-	bool clone_btf = clone ? !access("/sys/kernel/btf/dm_mod", F_OK) : true;
-	bool crypt_btf = crypt ? !access("/sys/kernel/btf/dm_crypt", F_OK) : true;
+	/* Modules (Debian, Fedora) or built in (Ubuntu's dm core). */
+	__u64 clone = ksym_module_address("clone_endio", "dm_mod") ?:
+		      ksym_module_address("clone_endio", NULL);
+	__u64 crypt = ksym_module_address("crypt_endio", "dm_crypt") ?:
+		      ksym_module_address("crypt_endio", NULL);
+	int tio_clone = kernel_member_offset("dm_mod", "dm_target_io", "clone");
+	int tio_io = kernel_member_offset("dm_mod", "dm_target_io", "io");
+	int orig_bio = kernel_member_offset("dm_mod", "dm_io", "orig_bio");
+	int base_bio = crypt ? kernel_member_offset("dm_crypt", "dm_crypt_io", "base_bio") : 0;
 
-	if (!clone)
-		clone = ksym_module_address("clone_endio", NULL);
-	if (!crypt)
-		crypt = ksym_module_address("crypt_endio", NULL);
-	skel->rodata->dm_clone_end_io = clone;
-	skel->rodata->dm_crypt_end_io = crypt;
-	if (!clone)
+	if (!clone) {
 		why = "no clone_endio of dm_mod in /proc/kallsyms";
-	else if (!clone_btf)
-		why = "no BTF of dm_mod (/sys/kernel/btf/dm_mod)";
-	else if (!crypt_btf)
-		why = "no BTF of dm_crypt: its writes' bounce pages go to other";
+	} else if (tio_clone < 0 || tio_io < 0 || orig_bio < 0) {
+		why = "no BTF of dm_mod's dm_target_io and dm_io";
+	} else {
+		skel->rodata->dm_clone_end_io = clone;
+		skel->rodata->dm_tio_clone_off = tio_clone;
+		skel->rodata->dm_tio_io_off = tio_io;
+		skel->rodata->dm_io_orig_bio_off = orig_bio;
+		if (crypt && base_bio < 0) {
+			why = "no BTF of dm_crypt's dm_crypt_io: its writes' bounce pages go to other";
+		} else if (crypt) {
+			skel->rodata->dm_crypt_end_io = crypt;
+			skel->rodata->dm_crypt_io_base_bio_off = base_bio;
+		}
+	}
 	if (why)
 		fprintf(stderr, "amptrace: dm layers not walked (%s): a dm device's row shows only "
 			"its counter\n", why);
