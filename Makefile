@@ -45,7 +45,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all clean deps test test-asan demo bench fuzz FORCE install uninstall deb
+.PHONY: all clean deps test test-stacks test-asan demo bench fuzz FORCE install uninstall deb
 
 all: $(BIN) $(TEST_BINS)
 
@@ -95,6 +95,13 @@ deps:
 
 test: all
 	tests/run.sh
+
+# The stacked-storage matrix (t42: partitions, LVM, LUKS, NVMe and SD
+# partitions, journald on LUKS on LVM) in both older guests: Debian 12's
+# 6.1 (t95, also in `make test`) and Ubuntu 22.04's 5.15 (t96), ~8 and
+# ~12 min emulated.
+test-stacks: all
+	AMPTRACE_QEMU_TESTS=t42 tests/run.sh t95 t96
 
 # The loader and the test writers with ASan+UBSan, run through the same
 # tests (TESTS="t20_synth_pages.sh ..." for a subset).

@@ -9,4 +9,5 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
 qemu_need_accel
-qemu_core_tests "Debian 12's 6.1 kernel"
+# With them, the stacked storage (partitions, LVM, LUKS; ~8 min emulated).
+qemu_core_tests "Debian 12's 6.1 kernel" t42
