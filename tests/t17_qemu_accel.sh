@@ -94,6 +94,7 @@ t0=$SECONDS
     skip() { say "SKIP: $*"; exit 77; }
     . "$AMP_ROOT/scripts/qemu-lib.sh"
     export AMPTRACE_QEMU_ACCEL=kvm AMPTRACE_QEMU_ACCEL_WHY="as the test says" AMPTRACE_QEMU_SILENT=3
+    # shellcheck disable=SC2034  # read by qemu_run
     QEMU_TIMEOUT=120
     qemu_need
     qemu_workdir
