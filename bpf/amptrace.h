@@ -245,7 +245,7 @@ struct amp_page_owner {
 	__u32 bytes_written;
 	__u16 run;		/* slot in the entry's runs[], or 0xffff */
 	__u8 kind;
-	__u8 __pad;
+	__u8 copies;		/* of its write-out seen so far (folios.bpf.h) */
 	__u32 settle_slot;	/* the entry's struct amp_settle in `unsettled` */
 };
 

@@ -121,9 +121,9 @@ static __always_inline void walk_load_bio(struct walk *w, struct walk_acc *acc,
 	w->bio_left = WALK_FIELD(cast, struct bio, bio, bi_iter.bi_size);
 	w->bio_walkable = (opf & AMP_REQ_OP_MASK) == REQ_OP_WRITE && w->vecs;
 	w->bio_meta = opf & (1u << meta);
-	/* A dm target's bio: the filesystem's tags are on the one it came
-	 * from, and a dm-crypt write's pages are that one's plaintext. */
-	if ((dm_clone_end_io || dm_crypt_end_io) && acc) {
+	/* A dm target's or md's bio: the filesystem's tags are on the one it
+	 * came from, and a dm-crypt write's pages are that one's plaintext. */
+	if ((dm_clone_end_io || dm_crypt_end_io || md_raid1_end_io) && acc) {
 		/* key: the bio the filesystem tagged */
 		key = (__u64)dm_origin(bio, end_io, acc);
 		if (key != (__u64)bio)
@@ -138,7 +138,10 @@ static __always_inline void walk_load_bio(struct walk *w, struct walk_acc *acc,
 	w->bio_jbd2 = (fb && !fb->meta) || (xfs_log_end_io && end_io_is_xfs_log(end_io));
 	if (fb) {
 		w->fb = *fb;
-		bpf_map_delete_elem(&fs_bios, &key);
+		/* A RAID1's legs each walk it: the last one deletes it. */
+		if (!acc || acc->copies <= 1 ||
+		    __sync_fetch_and_add(&fb->copies_seen, 1) + 1 >= acc->copies)
+			bpf_map_delete_elem(&fs_bios, &key);
 	} else {
 		__builtin_memset(&w->fb, 0, sizeof(w->fb));
 	}
@@ -197,7 +200,7 @@ static __always_inline void charge_owner(struct walk *w, struct amp_dev_stats *d
 		__sync_fetch_and_add(&s->ios, 1);
 		w->last_entry = c->entry_id;
 	}
-	if (c->first) {
+	if (c->settles) {
 		__u16 run = c->run;
 
 		if (run < AMP_SCATTER_MAX)
@@ -291,6 +294,7 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 	page = (struct page *)((void *)bv.bv_page +
 			       page_nr * bpf_core_type_size(struct page));
 	folio = page_to_folio(page, cast);
+	io.copies = acc && acc->copies > 1 ? acc->copies : 1;
 	mapping = folio_file_mapping(folio, cast);
 	if (mapping)
 		host = (struct inode *)WALK_PTR(cast, struct address_space, mapping, host);
@@ -327,7 +331,7 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 		key->index += sub;
 		o = bpf_map_lookup_elem(&startup_pages, key);
 		if (o) {
-			hashed_owner_written(&startup_pages, key, o, 0, in_page, &chunk, &io.c);
+			hashed_owner_written(&startup_pages, key, o, 0, in_page, io.copies, &chunk, &io.c);
 			charge_owner(w, ds, acc, key, &io.c, chunk);
 			goto advance;
 		}
@@ -438,12 +442,13 @@ static __noinline void walk_acc_start(struct walk_acc *acc, struct request *rq, 
 		return;
 	__builtin_memset(acc, 0, sizeof(*acc));
 	if (part_dev && part_dev != dev)
-		layer_add(&acc->layers, part_dev, BPF_CORE_READ(part, bd_device.kobj.name));
+		layer_add(&acc->layers, part_dev, BPF_CORE_READ(part, bd_device.kobj.name), 1);
 }
 
 /* The request's classes to each of its layers' rows, as each layer's own
  * counter counts the request (a partition's, rq->part) or the bio it came
- * as (a dm device's). */
+ * as (a dm or md device's: above a RAID1, each leg's request is one copy
+ * of that bio, and brings its share). */
 static __noinline void layers_charge(const struct walk_acc *acc)
 {
 	const struct layers *l = &acc->layers;
@@ -451,18 +456,20 @@ static __noinline void layers_charge(const struct walk_acc *acc)
 #pragma unroll
 	for (int i = 0; i < AMP_LAYERS; i++) {
 		struct amp_dev_stats *row;
+		__u64 share;
 
 		if (i >= l->nr)
 			break;
 		row = dev_row(l->dev[i], (const char *)l->name[i], true);
+		share = l->share[i] > 1 ? l->share[i] : 1;
 		if (!row)
 			continue;
 		__sync_fetch_and_add(&row->ios, 1);
-		__sync_fetch_and_add(&row->charged_bytes, acc->charged);
+		__sync_fetch_and_add(&row->charged_bytes, acc->charged / share);
 #pragma unroll
 		for (int k = 0; k < AMP_NR_CLASSES; k++)
 			if (acc->bytes[k])
-				__sync_fetch_and_add(&row->bytes[k], acc->bytes[k]);
+				__sync_fetch_and_add(&row->bytes[k], acc->bytes[k] / share);
 	}
 }
 
@@ -490,7 +497,7 @@ static __always_inline int request_done(struct request *rq, unsigned int nr_byte
 	/* The request's own classes, for its layers' rows: only where there
 	 * may be layers (the bounded walk looks it up at every step). */
 	in_part = BPF_CORE_READ(rq, part, bd_dev) != dev;
-	if (in_part || dm_clone_end_io || dm_crypt_end_io || !have_bpf_loop) {
+	if (in_part || dm_clone_end_io || dm_crypt_end_io || md_raid1_end_io || !have_bpf_loop) {
 		acc = bpf_map_lookup_elem(&walk_acc, &zero);
 		if (acc)
 			walk_acc_start(acc, rq, dev);

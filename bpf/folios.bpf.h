@@ -63,7 +63,10 @@ struct folio_charge {
 	__u32 settle_slot;
 	__u16 run;
 	__u8 kind;
-	bool first;		/* its first device bytes */
+	/* The owner's entry stops waiting for this folio: at its first
+	 * device bytes, or where each RAID1 leg writes a copy, at the last
+	 * byte of the last copy (block.bpf.h, charge_owner). */
+	bool settles;
 };
 
 static __always_inline __u64 mix64(__u64 h)
@@ -218,13 +221,14 @@ static __always_inline void slot_unlock(struct amp_folio_slot *s, __u64 tag)
 	__sync_lock_test_and_set(&s->tag, tag);
 }
 
-/* An owner that will never see this folio written: if nothing of it was
- * written yet, its entry stops waiting for it. */
-static __always_inline void owner_cancel(__u64 entry_id, __u32 settle_slot, bool written)
+/* An owner that will never see this folio written: unless its entry
+ * stopped waiting for it already (settled: its first bytes were written,
+ * or every copy of them), it stops now. */
+static __always_inline void owner_cancel(__u64 entry_id, __u32 settle_slot, bool settled)
 {
 	struct amp_settle *s;
 
-	if (written)
+	if (settled)
 		return;
 	STAT_INC(pages_cancelled);
 	s = settle_lookup(settle_slot, entry_id);
@@ -243,7 +247,7 @@ static __always_inline void overflow_cancel(struct amp_page_key *key)
 	o = bpf_map_lookup_elem(&page_owners, key);
 	if (!o)
 		return;
-	owner_cancel(o->entry_id, o->settle_slot, o->bytes_written);
+	owner_cancel(o->entry_id, o->settle_slot, o->bytes_written && o->copies <= 1);
 	if (!bpf_map_delete_elem(&page_owners, key))
 		__sync_fetch_and_add(&overflow_live, -1);
 }
@@ -287,12 +291,21 @@ static __always_inline bool flags_writeback(const void *flags)
 	return f & (1UL << bpf_core_enum_value(enum pageflags, PG_writeback));
 }
 
+/* Has the slot's owner's entry stopped waiting for it?  written: the
+ * copies of the folio its write-out makes (RAID1: one per leg); an owner
+ * of more than one is freed with its last byte, when its entry settles. */
+static __always_inline bool slot_settled(const struct amp_folio_slot *s)
+{
+	return s->written == 1;
+}
+
 /* Is the locked slot's owner's data on its way to the disk right now: the
- * folio under write-out, and nothing of the owner seen written yet?  Then
- * a re-dirtying must not take the folio from it: that write is its. */
+ * folio under write-out, and nothing of the owner seen written yet (or
+ * not yet every leg's copy)?  Then a re-dirtying must not take the folio
+ * from it: that write is its. */
 static __always_inline bool owner_in_flight(const struct amp_folio_slot *s, const void *flags)
 {
-	return !s->written && flags && flags_writeback(flags);
+	return !slot_settled(s) && flags && flags_writeback(flags);
 }
 
 /* Owner o takes a free slot of folio key's window (or the overflow hash):
@@ -349,7 +362,7 @@ static __always_inline bool folio_own(struct amp_page_key *key, const struct fol
 			if (l == SLOT_LOCKED) {
 				__u64 old_id = s->entry_id;
 				__u32 old_slot = s->settle_slot;
-				bool old_written = s->written;
+				bool old_settled = slot_settled(s);
 
 				next_cancel(s, key);
 				if (owner_in_flight(s, flags)) {
@@ -366,7 +379,7 @@ static __always_inline bool folio_own(struct amp_page_key *key, const struct fol
 				}
 				slot_fill(s, o);
 				slot_unlock(s, tag);
-				owner_cancel(old_id, old_slot, old_written);
+				owner_cancel(old_id, old_slot, old_settled);
 				return true;
 			}
 			/* Gone: written out meanwhile; take a free slot. */
@@ -389,7 +402,7 @@ static __always_inline void folio_disown(struct amp_page_key *key, const struct 
 	if (s && slot_lock(s, p->tag) == SLOT_LOCKED) {
 		__u64 old_id = s->entry_id;
 		__u32 old_slot = s->settle_slot;
-		bool old_written = s->written;
+		bool old_settled = slot_settled(s);
 
 		next_cancel(s, key);
 		if (owner_in_flight(s, flags)) {	/* that write is still its */
@@ -397,7 +410,7 @@ static __always_inline void folio_disown(struct amp_page_key *key, const struct 
 			return;
 		}
 		slot_unlock(s, 0);
-		owner_cancel(old_id, old_slot, old_written);
+		owner_cancel(old_id, old_slot, old_settled);
 	}
 	overflow_cancel(key);
 }
@@ -416,34 +429,36 @@ static __always_inline __u32 clamp_to_folio(__u32 chunk, __u32 npages, __u64 sub
  * busy bit.  True when the whole folio is out and this deleted it. */
 static __always_inline bool hashed_owner_written(void *owners, struct amp_page_key *key,
 						 struct amp_page_owner *o, __u64 sub, __u32 in_page,
-						 __u32 *chunk, struct folio_charge *c)
+						 __u32 copies, __u32 *chunk, struct folio_charge *c)
 {
 	__u32 bytes = clamp_to_folio(*chunk, o->npages, sub, in_page);
 	__u32 before = __sync_fetch_and_add(&o->bytes_written, bytes);
+	__u32 whole = o->npages * page_size * copies;
 
 	*chunk = bytes;
+	o->copies = copies;
 	c->entry_id = o->entry_id;
 	c->settle_slot = o->settle_slot;
 	c->run = o->run;
 	c->kind = o->kind;
-	c->first = before == 0;
-	return before + bytes >= o->npages * page_size && !bpf_map_delete_elem(owners, key);
+	c->settles = copies > 1 ? before < whole && before + bytes >= whole : before == 0;
+	return before + bytes >= whole && !bpf_map_delete_elem(owners, key);
 }
 
 /*
  * Bytes of folio key (at p) are written: its owner, if it has one, into *c, with
  * *chunk clamped to the folio's end (sub: the page of the folio the bytes
  * start in, in_page: where in it).  The owner is freed once the whole
- * folio is out: the next dirtier pays again.  jbd2: a journal write, which
- * charges file pages to their owner but not metadata (their journal copy
- * is the commit's).
+ * folio is out, each of its copies (RAID1's legs): the next dirtier pays
+ * again.  jbd2: a journal write, which charges file pages to their owner
+ * but not metadata (their journal copy is the commit's).
  */
 static __always_inline bool folio_written(struct amp_page_key *key, const struct folio_pos *p,
 					  __u64 sub, __u32 in_page, __u32 *chunk, bool jbd2,
-					  struct folio_charge *c)
+					  __u32 copies, struct folio_charge *c)
 {
 	struct amp_page_owner *o;
-	__u32 bytes, npages;
+	__u32 bytes, npages, whole;
 	__u64 tag = p->tag;
 	struct amp_folio_slot *s = folio_find(tag, p->home);
 
@@ -453,16 +468,17 @@ static __always_inline bool folio_written(struct amp_page_key *key, const struct
 			return false;
 		}
 		npages = s->npages;
+		whole = npages * page_size * copies;
 		bytes = clamp_to_folio(*chunk, npages, sub, in_page);
 		*chunk = bytes;
 		c->entry_id = s->entry_id;
 		c->settle_slot = s->settle_slot;
 		c->run = s->run;
 		c->kind = s->kind;
-		c->first = !s->written;
-		s->written = 1;
 		s->bytes_written += bytes;
-		if (s->bytes_written < npages * page_size) {
+		c->settles = copies > 1 ? s->bytes_written >= whole : !s->written;
+		s->written = copies;
+		if (s->bytes_written < whole) {
 			slot_unlock(s, tag);
 		} else if (s->has_next) {
 			/* Out whole: the folio is its next owner's now. */
@@ -485,7 +501,7 @@ static __always_inline bool folio_written(struct amp_page_key *key, const struct
 	o = bpf_map_lookup_elem(&page_owners, key);
 	if (!o || (jbd2 && o->kind != AMP_PAGE_FILE))
 		return false;
-	if (hashed_owner_written(&page_owners, key, o, sub, in_page, chunk, c))
+	if (hashed_owner_written(&page_owners, key, o, sub, in_page, copies, chunk, c))
 		__sync_fetch_and_add(&overflow_live, -1);
 	return true;
 }
@@ -498,7 +514,8 @@ struct folio_io {
 	__u64 sub;
 	__u32 in_page;
 	__u32 chunk;
-	__u32 jbd2;
+	__u16 jbd2;
+	__u16 copies;	/* of the folio's bytes, one per RAID1 leg (else 1) */
 };
 
 /*
@@ -516,7 +533,8 @@ __noinline int folio_written_global(struct folio_io *io)
 	if (!io)
 		return 0;
 	key = io->key;
-	return folio_written(&key, &io->pos, io->sub, io->in_page, &io->chunk, io->jbd2, &io->c);
+	return folio_written(&key, &io->pos, io->sub, io->in_page, &io->chunk, io->jbd2,
+			     io->copies, &io->c);
 }
 
 #endif /* AMPTRACE_FOLIOS_BPF_H */

@@ -57,6 +57,16 @@ const volatile __u32 dm_tio_clone_off = 0;	/* dm_target_io.clone */
 const volatile __u32 dm_tio_io_off = 0;		/* dm_target_io.io */
 const volatile __u32 dm_io_orig_bio_off = 0;	/* dm_io.orig_bio */
 const volatile __u32 dm_crypt_io_base_bio_off = 0;	/* dm_crypt_io.base_bio */
+/* md RAID1's write to one leg (raid1_end_write_request, raid1), and the
+ * clone md accounts a bio by (md_end_clone_io, md_mod; 6.5+), likewise. */
+const volatile __u64 md_raid1_end_io = 0;
+const volatile __u64 md_clone_end_io = 0;
+const volatile __u32 r1bio_master_bio_off = 0;	/* r1bio.master_bio */
+const volatile __u32 r1bio_mddev_off = 0;	/* r1bio.mddev */
+const volatile __u32 mddev_raid_disks_off = 0;	/* mddev.raid_disks */
+const volatile __u32 mddev_degraded_off = 0;	/* mddev.degraded */
+const volatile __u32 md_io_clone_orig_off = 0;	/* md_io_clone.orig_bio */
+const volatile __u32 md_io_clone_bio_off = 0;	/* md_io_clone.bio_clone */
 
 /* Set by the loader while it starts (user/startup.c): entries opened
  * meanwhile are its own cost (AMP_ENTRY_OWN), e.g. journald storing the
@@ -206,7 +216,7 @@ struct amp_folio_slot {
 	__u16 npages;
 	__u16 run;		/* slot in the entry's runs[], or 0xffff */
 	__u8 kind;		/* enum amp_page_kind */
-	__u8 written;		/* its first device bytes were seen */
+	__u8 written;		/* copies its write-out makes, once its first bytes are seen */
 	__u8 has_next;		/* page_next_owners holds its next owner */
 	__u8 homed;		/* folios whose home this is, dirtied since the start */
 };
@@ -308,6 +318,10 @@ struct amp_fs_bio {
 	__u64 entry_id;
 	__u32 settle_slot;
 	__u32 untraced;
+	/* A RAID1's: the legs that have walked it so far (each writes a
+	 * copy, each needs the tags; the last one deletes them). */
+	__u32 copies_seen;
+	__u32 __pad;
 };
 
 /* A new disk's zeroed struct amp_dev_stats, built here, not on the stack. */

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Stacked block devices (dm-linear as LVM makes it, dm-crypt): a request
- * of the disk below carries bios a dm target made, not the filesystem's.
- * Back from such a bio to the one that came to the dm device: its tags
- * (fs_bios, the xfs log's end_io) say what the bytes are, its device is
- * a layer whose row gets the request's classes, and a dm-crypt write's
- * bounce pages stand for the plaintext pages of the bio it encrypted.
+ * Stacked block devices (dm-linear as LVM makes it, dm-crypt, md RAID1):
+ * a request of the disk below carries bios a dm target or md made, not
+ * the filesystem's.  Back from such a bio to the one that came to the dm
+ * or md device: its tags (fs_bios, the xfs log's end_io) say what the
+ * bytes are, its device is a layer whose row gets the request's classes,
+ * a dm-crypt write's bounce pages stand for the plaintext pages of the
+ * bio it encrypted, and a RAID1 leg's write is one of the copies of the
+ * same pages that each leg writes (the folio's owner pays each one).
  *
  * dm's structs are the dm_mod and dm_crypt modules' (or vmlinux's, where
  * dm is built in): the loader reads their members' offsets from BTF
@@ -27,16 +29,23 @@ static __always_inline void *read_ptr_at(const void *obj, __u32 off)
 	return p;
 }
 
-/* clone, crypt, clone: LUKS over LVM, or LVM over LUKS. */
-#define AMP_DM_STEPS 4
+/* clone, crypt, clone: LUKS over LVM, or LVM over LUKS; RAID1's leg and
+ * md's accounting clone below them. */
+#define AMP_DM_STEPS 6
 
 /* The layers whose rows mirror a request's classes: its partition
- * (rq->part), then the dm devices its first bio came through. */
-#define AMP_LAYERS 3
+ * (rq->part), then the md and dm devices its first bio came through. */
+#define AMP_LAYERS 4
+
+/* A RAID1's copies counted: up to this many mirrors. */
+#define AMP_MD_MAX_COPIES 8
 
 struct layers {
 	__u32 dev[AMP_LAYERS];
 	__u64 name[AMP_LAYERS];	/* kernel address of each one's name */
+	/* Of the request's bytes, each layer's row gets 1/share: a layer above
+	 * a RAID1 counts each of its bios once, and each leg writes a copy. */
+	__u32 share[AMP_LAYERS];
 	__u32 nr;
 };
 
@@ -52,6 +61,9 @@ struct walk_acc {
 	 * where its bvecs are (plain_vecs 0: none). */
 	struct bio_vec *plain_vecs;
 	__u32 plain_idx, plain_done;
+	/* The copies of the bio's pages written (RAID1: one per leg; 0 or 1:
+	 * one): a folio's owner pays each, and settles at the last. */
+	__u32 copies;
 };
 
 struct {
@@ -61,22 +73,59 @@ struct {
 	__type(value, struct walk_acc);
 } walk_acc SEC(".maps");
 
-static __always_inline void layer_add(struct layers *l, __u32 dev, const void *name)
+static __always_inline void layer_add(struct layers *l, __u32 dev, const void *name, __u32 share)
 {
 	__u32 i = l->nr;
 
 	if (i < AMP_LAYERS) {
 		l->dev[i] = dev;
 		l->name[i] = (__u64)name;
+		l->share[i] = share;
 		l->nr = i + 1;
 	}
 }
 
+/* The device a bio came to, as the next layer of acc (its request's first
+ * bio only). */
+static __always_inline void layer_add_bio(struct walk_acc *acc, struct bio *bio)
+{
+	struct block_device *bdev = BPF_CORE_READ(bio, bi_bdev);
+	struct gendisk *gd;
+
+	if (acc->first_bio_seen || !bdev)
+		return;
+	gd = BPF_CORE_READ(bdev, bd_disk);
+	layer_add(&acc->layers, BPF_CORE_READ(bdev, bd_dev), gd ? (void *)gd +
+		  bpf_core_field_offset(struct gendisk, disk_name) : NULL, acc->copies);
+}
+
+/*
+ * The copies a RAID1 (r1bio r1) writes of each page: one per mirror in
+ * use, mddev's raid_disks less its degraded ones (each leg's completion
+ * takes its bio out of r1->bios[], so those say only which legs are still
+ * out).  A replacement being rebuilt writes one more: its entry's folios
+ * then wait for a copy that never comes (unsettled, counted).
+ */
+static __always_inline __u32 raid1_copies(void *r1)
+{
+	void *mddev = read_ptr_at(r1, r1bio_mddev_off);
+	int disks = 0, degraded = 0;
+
+	if (!mddev)
+		return 1;
+	bpf_probe_read_kernel(&disks, sizeof(disks), mddev + mddev_raid_disks_off);
+	bpf_probe_read_kernel(&degraded, sizeof(degraded), mddev + mddev_degraded_off);
+	disks -= degraded;
+	return disks < 1 ? 1 : disks > AMP_MD_MAX_COPIES ? AMP_MD_MAX_COPIES : disks;
+}
+
 /* The bio whose tags say what bio's bytes are (bio itself if no dm target
- * made it); the dm devices it came through to acc->layers (its request's
- * first bio only), and for a dm-crypt write the plaintext bvecs to
- * acc->plain_*.  A subprogram of its own: the walk's frames are near the
- * 512 bytes the verifier allows three of them (5.15 counts them so). */
+ * or md made it); the md and dm devices it came through to acc->layers
+ * (its request's first bio only), for a dm-crypt write the plaintext
+ * bvecs to acc->plain_*, and for a RAID1 leg's the number of copies to
+ * acc->copies.  A subprogram of its own: the
+ * walk's frames are near the 512 bytes the verifier allows three of them
+ * (5.15 counts them so). */
 static __noinline struct bio *dm_origin(struct bio *bio, __u64 end_io, struct walk_acc *acc)
 {
 	bool plain = false;
@@ -84,6 +133,7 @@ static __noinline struct bio *dm_origin(struct bio *bio, __u64 end_io, struct wa
 	if (!acc)
 		return bio;
 	acc->plain_vecs = NULL;
+	acc->copies = 1;
 #pragma unroll
 	for (int step = 0; step < AMP_DM_STEPS; step++) {
 		if (dm_crypt_end_io && end_io == dm_crypt_end_io) {
@@ -106,17 +156,31 @@ static __noinline struct bio *dm_origin(struct bio *bio, __u64 end_io, struct wa
 			void *tio = (void *)bio - dm_tio_clone_off;
 			struct bio *orig = read_ptr_at(read_ptr_at(tio, dm_tio_io_off),
 						       dm_io_orig_bio_off);
-			struct block_device *bdev;
 
 			if (!orig)
 				break;
-			bdev = BPF_CORE_READ(orig, bi_bdev);
-			if (!acc->first_bio_seen && bdev) {
-				struct gendisk *gd = BPF_CORE_READ(bdev, bd_disk);
+			layer_add_bio(acc, orig);
+			bio = orig;
+		} else if (md_raid1_end_io && end_io == md_raid1_end_io) {
+			/* bi_private: its struct r1bio, whose master_bio came to md */
+			void *r1 = BPF_CORE_READ(bio, bi_private);
+			struct bio *master = read_ptr_at(r1, r1bio_master_bio_off);
 
-				layer_add(&acc->layers, BPF_CORE_READ(bdev, bd_dev), gd ? (void *)gd +
-					  bpf_core_field_offset(struct gendisk, disk_name) : NULL);
-			}
+			if (!master)
+				break;
+			/* The md device's row, and those above it, get 1/copies
+			 * of each leg's: their counters count the bio once. */
+			acc->copies *= raid1_copies(r1);
+			layer_add_bio(acc, master);
+			bio = master;
+		} else if (md_clone_end_io && end_io == md_clone_end_io) {
+			/* md's accounting clone (6.5+): a member of its struct
+			 * md_io_clone, whose orig_bio came to md. */
+			struct bio *orig = read_ptr_at((void *)bio - md_io_clone_bio_off,
+						       md_io_clone_orig_off);
+
+			if (!orig)
+				break;
 			bio = orig;
 		} else {
 			break;

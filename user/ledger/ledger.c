@@ -129,6 +129,11 @@ struct ledger {
 	size_t nr_wins, cap_wins;
 	struct ledger_disk *disks;	/* per-disk totals for the summary */
 	size_t nr_disks, cap_disks;
+	struct mirror {
+		__u32 legs[AMP_LEDGER_MIRROR_LEGS];
+		int nr;
+	} *mirrors;			/* RAID1s' legs (ledger_mirror) */
+	size_t nr_mirrors, cap_mirrors;
 };
 
 struct ledger *ledger_new(ledger_emit_fn emit, void *ctx, int devs_fd)
@@ -198,6 +203,50 @@ static __u64 page_bytes(void)
 	if (!size)
 		size = sysconf(_SC_PAGESIZE);
 	return size;
+}
+
+int ledger_mirror(struct ledger *l, const __u32 *legs, int nr_legs)
+{
+	struct mirror *m;
+
+	if (nr_legs < 2 || nr_legs > AMP_LEDGER_MIRROR_LEGS)
+		return -1;
+	m = amp_row(&l->mirrors, &l->nr_mirrors, &l->cap_mirrors, sizeof(*m), legs,
+		    sizeof(legs[0]));
+	if (!m)
+		return -1;
+	memcpy(m->legs, legs, nr_legs * sizeof(legs[0]));
+	m->nr = nr_legs;
+	return 0;
+}
+
+/* A transaction's bytes by cause, written on disk: or, where disk is a
+ * leg of a RAID1 (whose transactions' bytes came from every leg, the
+ * disk being only the last one seen), on each leg an equal part. */
+static void credit_cause(struct ledger *l, __u32 disk, __u64 bytes)
+{
+	struct ledger_disk *d;
+
+	for (size_t i = 0; i < l->nr_mirrors; i++) {
+		const struct mirror *m = &l->mirrors[i];
+		__u64 given = 0;
+		bool in = false;
+
+		for (int k = 0; k < m->nr; k++)
+			in |= m->legs[k] == disk;
+		if (!in)
+			continue;
+		for (int k = 0; k < m->nr; k++) {
+			__u64 part = k + 1 == m->nr ? bytes - given : bytes / m->nr;
+
+			if ((d = disk_totals(l, m->legs[k])))
+				d->journal_by_cause += part;
+			given += part;
+		}
+		return;
+	}
+	if ((d = disk_totals(l, disk)))
+		d->journal_by_cause += bytes;
 }
 
 /* Bytes on this disk that no cause claimed, as the kernel counts them;
@@ -429,15 +478,13 @@ static void split_trees(struct held *h, const struct known_txn *t, __u64 meta)
 static void credit_share(struct ledger *l, struct held *h, struct known_txn *t, __u64 share,
 			 bool late)
 {
-	struct ledger_disk *d = disk_totals(l, txn_disk(t));
 	__u64 meta = late ? share : txn_bytes(t) ? share * t->st.meta_bytes / txn_bytes(t) : 0;
 
 	h->c.journal += share - meta;
 	h->c.meta += meta;
 	if (meta && t->st.fs == AMP_FS_BTRFS)
 		split_trees(h, t, meta);
-	if (d)
-		d->journal_by_cause += share;
+	credit_cause(l, txn_disk(t), share);
 }
 
 /* One entry's share of a committed transaction's bytes. */
@@ -529,12 +576,9 @@ static void claim_share(struct ledger *l, struct held *h, struct known_txn *t, _
 	if (t->late_waiting && waiting) {
 		__u64 share = handles >= waiting ? t->late_waiting :
 			      t->late_waiting * handles / waiting;
-		struct ledger_disk *d = disk_totals(l, txn_disk(t));
-
 		t->late_waiting -= share;
 		h->c.meta += share;
-		if (d)
-			d->journal_by_cause += share;
+		credit_cause(l, txn_disk(t), share);
 	}
 	/* Kernel threads' shares for a file this entry dirtied: by its
 	 * handles among those still to come; the last of them to arrive
@@ -914,5 +958,6 @@ void ledger_free(struct ledger *l)
 	free(l->txns);
 	free(l->parked);
 	free(l->disks);
+	free(l->mirrors);
 	free(l);
 }

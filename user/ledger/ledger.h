@@ -49,6 +49,11 @@ void ledger_xfs_ail(struct ledger *l, int fd, double hold_s);
  * reach the ledger: a kernel thread's work for a file that no entry here
  * dirtied waits for theirs (see txn_share_files). */
 void ledger_unsettled(struct ledger *l, struct unsettled *u);
+/* A RAID1's legs (their disks): each writes a copy of the same journal
+ * and metadata, so a transaction's bytes by cause go to each in equal
+ * parts.  0, or -1 if out of room (then to one of them). */
+#define AMP_LEDGER_MIRROR_LEGS 8
+int ledger_mirror(struct ledger *l, const __u32 *legs, int nr_legs);
 void ledger_entry(struct ledger *l, const struct amp_entry *e);
 void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec);
 void ledger_txn_late(struct ledger *l, const struct amp_txn_late *rec);

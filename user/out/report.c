@@ -480,6 +480,7 @@ static void summary_json(struct report *r, const struct summary *s)
 /* What each row of a stack is, and where the bill's bytes are. */
 static void stack_notes(FILE *out, const struct summary *s)
 {
+	bool mirrored = false;
 	char buf[32];
 
 	for (int i = 0; i < s->nr_devs; i++) {
@@ -496,6 +497,10 @@ static void stack_notes(FILE *out, const struct summary *s)
 		} else if (dev_not_walked(d)) {
 			fprintf(out, "%s: %s device, not walked: its bytes are written, and classed, "
 				"by the requests of the disks below it\n", d->name, dev_layer_names[d->layer]);
+		} else if (d->layer == DEV_MD) {
+			mirrored = true;
+			fprintf(out, "%s: md device: the requests of its first leg that carried its "
+				"bios; each leg writes its own copy, in its own row\n", d->name);
 		} else if (d->layer != DEV_DISK) {
 			fprintf(out, "%s: %s device: the requests of the disks below that carried "
 				"its bios (also in their rows)\n", d->name, dev_layer_names[d->layer]);
@@ -503,7 +508,8 @@ static void stack_notes(FILE *out, const struct summary *s)
 	}
 	for (int i = 0; i < s->nr_devs; i++)
 		if (s->devs[i].layer != DEV_DISK) {
-			fprintf(out, "Entries' bills are in the disks' bytes (what wears the device).\n");
+			fprintf(out, "Entries' bills are in the disks' bytes (what wears the device)%s.\n",
+				mirrored ? ", each mirror's copy charged: RAID1's two legs double them" : "");
 			break;
 		}
 }

@@ -84,6 +84,49 @@ const char *blockdev_bio_layer(const char *name)
 	return NULL;
 }
 
+int blockdev_md_level(const char *name, char *buf, size_t len)
+{
+	char path[128];
+	FILE *f;
+	int rc = -1;
+
+	snprintf(path, sizeof(path), "/sys/class/block/%s/md/level", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (len && fgets(buf, len, f)) {
+		buf[strcspn(buf, "\n")] = 0;
+		rc = 0;
+	}
+	fclose(f);
+	return rc;
+}
+
+int blockdev_md_disks(const char *name, __u32 *disks, int max)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/sys/class/block/%s/slaves", name);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((de = readdir(d)) && n < max) {
+		__u32 kdev;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/block/%s/dev", de->d_name);
+		if (read_devno(path, &kdev))
+			continue;
+		disks[n++] = blockdev_partition_disk(kdev) ?: kdev;
+	}
+	closedir(d);
+	return n;
+}
+
 bool blockdev_in_stack(const struct blockdev_stack *s, __u32 kdev)
 {
 	for (int i = 0; i < s->nr_devs; i++)

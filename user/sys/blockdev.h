@@ -32,5 +32,10 @@ __u32 blockdev_partition_disk(__u32 kdev);
 /* dm and md devices take bios, not requests: their bytes are written by
  * the requests of the disks below them.  Which of the two, or NULL. */
 const char *blockdev_bio_layer(const char *name);
+/* An md device's RAID level ("raid1") into buf: 0, or -1 (not md). */
+int blockdev_md_level(const char *name, char *buf, size_t len);
+/* The disks an md device's members are (a partition's disk): how many
+ * into disks (at most max), or -1. */
+int blockdev_md_disks(const char *name, __u32 *disks, int max);
 
 #endif /* AMPTRACE_BLOCKDEV_H */

@@ -191,48 +191,108 @@ static void xfs_programs(struct amptrace *skel, const struct trace_opts *o)
 }
 
 /*
- * dm devices (stack.bpf.h): where the traced stack (any device, without
- * --dev) has one, the completions of dm's clones and dm-crypt's writes,
- * from kallsyms.  A dm layer that cannot be walked is said, once; its
- * row then shows only its counter.
+ * dm and md devices (stack.bpf.h): where the traced stack (every device,
+ * without --dev) has one, the completions of dm's clones, dm-crypt's
+ * writes and md RAID1's legs, from kallsyms, and their structs' members
+ * from BTF.  A layer that cannot be walked is said, once; its row then
+ * shows only its counter.
  */
-static bool stack_has(const struct trace_opts *o, const char *kind)
+enum stack_layer { LAYER_DM, LAYER_MD_RAID1, LAYER_MD_OTHER };
+
+static bool layer_is(const char *name, enum stack_layer want, char *level, size_t len)
 {
+	const char *k = blockdev_bio_layer(name);
+
+	if (!k)
+		return false;
+	if (want == LAYER_DM)
+		return !strcmp(k, "dm");
+	if (strcmp(k, "md") || blockdev_md_level(name, level, len))
+		return false;
+	return !strcmp(level, "raid1") == (want == LAYER_MD_RAID1);
+}
+
+/* The devices that may be layers: the stack's, or (no --dev) every
+ * block device.  How many names, malloc'd (free with free_names), or -1. */
+static int stack_names(const struct trace_opts *o, char ***names)
+{
+	struct dirent **ents = NULL;
 	char name[AMP_DISK_NAME_LEN];
-	struct dirent **names = NULL;
-	bool found = false;
-	const char *k;
-	int n;
+	int n = 0, nr_ents;
 
 	if (o->dev) {
-		for (int i = 0; i < o->dev_stack.nr_devs && !found; i++)
-			found = !blockdev_name(o->dev_stack.devs[i], name, sizeof(name)) &&
-				(k = blockdev_bio_layer(name)) && !strcmp(k, kind);
-		return found;
+		*names = calloc(o->dev_stack.nr_devs + 1, sizeof(char *));
+		for (int i = 0; *names && i < o->dev_stack.nr_devs; i++)
+			if (!blockdev_name(o->dev_stack.devs[i], name, sizeof(name)))
+				(*names)[n++] = strdup(name);
+		return *names ? n : -1;
 	}
-	n = scandir("/sys/class/block", &names, NULL, alphasort);
-	for (int i = 0; i < n; i++) {
-		found |= (k = blockdev_bio_layer(names[i]->d_name)) && !strcmp(k, kind);
+	nr_ents = scandir("/sys/class/block", &ents, NULL, alphasort);
+	*names = nr_ents > 0 ? calloc(nr_ents, sizeof(char *)) : NULL;
+	for (int i = 0; i < nr_ents; i++) {
+		if (*names)
+			(*names)[n++] = strdup(ents[i]->d_name);
+		free(ents[i]);
+	}
+	free(ents);
+	return *names ? n : -1;
+}
+
+static void free_names(char **names, int n)
+{
+	for (int i = 0; i < n; i++)
 		free(names[i]);
-	}
 	free(names);
+}
+
+/* The first device of the stack that is such a layer: its name to name
+ * (and an md device's level to level), or false. */
+static bool stack_find(const struct trace_opts *o, enum stack_layer want,
+		       char *name, char *level, size_t len)
+{
+	char **names;
+	int n = stack_names(o, &names);
+	bool found = false;
+
+	for (int i = 0; i < n && !found; i++)
+		if (names[i] && layer_is(names[i], want, level, len)) {
+			snprintf(name, AMP_DISK_NAME_LEN, "%.*s", AMP_DISK_NAME_LEN - 1, names[i]);
+			found = true;
+		}
+	if (n >= 0)
+		free_names(names, n);
 	return found;
 }
 
-static void configure_stack(const struct trace_opts *o, struct amptrace *skel)
+/* Each RAID1's legs to the ledger, which shares a transaction's bytes
+ * among them (each leg writes a copy). */
+static void ledger_mirrors(struct tracer *t)
+{
+	__u32 disks[AMP_LEDGER_MIRROR_LEGS];
+	char **names, level[32];
+	int n = stack_names(t->opts, &names), legs;
+
+	for (int i = 0; i < n; i++)
+		if (names[i] && layer_is(names[i], LAYER_MD_RAID1, level, sizeof(level)) &&
+		    (legs = blockdev_md_disks(names[i], disks, AMP_LEDGER_MIRROR_LEGS)) > 1 &&
+		    ledger_mirror(t->ledger, disks, legs))
+			fprintf(stderr, "amptrace: %s: its legs' journal bytes by cause all go to "
+				"one of them (no room)\n", names[i]);
+	if (n >= 0)
+		free_names(names, n);
+}
+
+/* Where dm is a module (Debian, Fedora) or built in (Ubuntu's dm core). */
+static __u64 stack_ksym(const char *name, const char *module)
+{
+	return ksym_module_address(name, module) ?: ksym_module_address(name, NULL);
+}
+
+static void configure_dm(struct amptrace *skel)
 {
 	const char *why = NULL;
-
-	if (stack_has(o, "md"))
-		fprintf(stderr, "amptrace: md layers not walked: an md device's row shows only its "
-			"counter, and a mirror's second copy of a page goes to other\n");
-	if (!stack_has(o, "dm"))
-		return;
-	/* Modules (Debian, Fedora) or built in (Ubuntu's dm core). */
-	__u64 clone = ksym_module_address("clone_endio", "dm_mod") ?:
-		      ksym_module_address("clone_endio", NULL);
-	__u64 crypt = ksym_module_address("crypt_endio", "dm_crypt") ?:
-		      ksym_module_address("crypt_endio", NULL);
+	__u64 clone = stack_ksym("clone_endio", "dm_mod");
+	__u64 crypt = stack_ksym("crypt_endio", "dm_crypt");
 	int tio_clone = kernel_member_offset("dm_mod", "dm_target_io", "clone");
 	int tio_io = kernel_member_offset("dm_mod", "dm_target_io", "io");
 	int orig_bio = kernel_member_offset("dm_mod", "dm_io", "orig_bio");
@@ -257,6 +317,52 @@ static void configure_stack(const struct trace_opts *o, struct amptrace *skel)
 	if (why)
 		fprintf(stderr, "amptrace: dm layers not walked (%s): a dm device's row shows only "
 			"its counter\n", why);
+}
+
+/* md RAID1: a leg's write back to the bio that came to md (r1bio), and
+ * from 6.5 md's accounting clone back to the bio it stands for. */
+static const char *configure_md_raid1(struct amptrace *skel)
+{
+	__u64 leg = stack_ksym("raid1_end_write_request", "raid1");
+	__u64 acct = stack_ksym("md_end_clone_io", "md_mod");
+	int master = kernel_member_offset("raid1", "r1bio", "master_bio");
+	int mddev = kernel_member_offset("raid1", "r1bio", "mddev");
+	int raid_disks = kernel_member_offset("md_mod", "mddev", "raid_disks");
+	int degraded = kernel_member_offset("md_mod", "mddev", "degraded");
+	int clone_orig = acct ? kernel_member_offset("md_mod", "md_io_clone", "orig_bio") : 0;
+	int clone_bio = acct ? kernel_member_offset("md_mod", "md_io_clone", "bio_clone") : 0;
+
+	if (!leg)
+		return "no raid1_end_write_request in /proc/kallsyms";
+	if (master < 0 || mddev < 0 || raid_disks < 0 || degraded < 0)
+		return "no BTF of raid1's r1bio and md_mod's mddev";
+	if (clone_orig < 0 || clone_bio < 0)
+		return "no BTF of md_mod's md_io_clone";
+	skel->rodata->md_raid1_end_io = leg;
+	skel->rodata->r1bio_master_bio_off = master;
+	skel->rodata->r1bio_mddev_off = mddev;
+	skel->rodata->mddev_raid_disks_off = raid_disks;
+	skel->rodata->mddev_degraded_off = degraded;
+	skel->rodata->md_clone_end_io = acct;
+	skel->rodata->md_io_clone_orig_off = clone_orig;
+	skel->rodata->md_io_clone_bio_off = clone_bio;
+	return NULL;
+}
+
+static void configure_stack(const struct trace_opts *o, struct amptrace *skel)
+{
+	char name[AMP_DISK_NAME_LEN], level[32];
+	const char *why;
+
+	if (stack_find(o, LAYER_MD_OTHER, name, level, sizeof(level)))
+		fprintf(stderr, "amptrace: md layers other than RAID1 not walked (%s: %s): its row "
+			"shows only its counter\n", name, level);
+	if (stack_find(o, LAYER_MD_RAID1, name, level, sizeof(level)) &&
+	    (why = configure_md_raid1(skel)))
+		fprintf(stderr, "amptrace: md RAID1 not walked (%s): %s's row shows only its "
+			"counter, and a leg's copy of a page goes to other\n", why, name);
+	if (stack_find(o, LAYER_DM, name, level, sizeof(level)))
+		configure_dm(skel);
 }
 
 /*
@@ -827,6 +933,7 @@ static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, i
 	if (!t->settler)
 		return -1;
 	ledger_unsettled(t->ledger, settler_held(t->settler));
+	ledger_mirrors(t);
 	return 0;
 }
 
