@@ -11,7 +11,7 @@ build=(clang llvm make gcc pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev l
 test=(xfsprogs btrfs-progs e2fsprogs sqlite3 rsyslog systemd util-linux libcap2-bin python3 chromium
       qemu-system-x86 busybox-static   # t95, t96: 6.1 and 5.15 kernels under qemu
       kmod xz-utils zstd               # t97: depmod, modules for a Debian 13 guest
-      fdisk dmsetup                    # t42: a partition table (sfdisk), dm-linear, in the guests
+      fdisk dmsetup mdadm              # t42: a partition table (sfdisk), dm-linear, RAID1, in the guests
       tmux prometheus curl             # t90 top in a terminal; t93 promtool and a real scrape
       libclang-rt-14-dev               # t72: libFuzzer runtime for the journal reader
       strace groff-base man-db         # t11 --version makes no BPF call; t12 man pages

@@ -52,8 +52,10 @@ def within(a, b, rel):
     return abs(a - b) <= rel * max(abs(b), 1)
 
 
-def check_synth(expect_path, trace_path, dev, page_size):
-    """Every expected page charged to the right entry, none elsewhere."""
+def check_synth(expect_path, trace_path, dev, page_size, copies=1):
+    """Every expected page charged to the right entry, none elsewhere;
+    copies: the times each page is written (RAID1: once per leg, each leg
+    a disk of its own: dev is one of them)."""
     expected = [json.loads(l) for l in open(expect_path) if l.strip()]
     entries, summary = load_trace(trace_path)
     pid = expected[0]["pid"]
@@ -84,20 +86,22 @@ def check_synth(expect_path, trace_path, dev, page_size):
 
     npages = sum(e["pages_dirtied"] for e in mine)
     data = sum(e["dev_bytes"]["data"] for e in mine)
-    if not within(data, npages * page_size, 0.01):
-        fail(f"entries' data bytes {data} != {npages} pages x {page_size}")
-    ok(f"entries' data bytes {data} = {npages} dirtied pages x {page_size}")
+    if not within(data, npages * page_size * copies, 0.01):
+        fail(f"entries' data bytes {data} != {npages} pages x {page_size} x {copies} copies")
+    ok(f"entries' data bytes {data} = {npages} dirtied pages x {page_size}"
+       f"{f' x {copies} copies' if copies > 1 else ''}")
     d = device(summary, dev)
     if not within(d["classes"]["data"], npages * page_size, 0.01):
         fail(f"device data class {d['classes']['data']} != {npages} pages x {page_size}")
     ok(f"device data class {d['classes']['data']} = {npages} pages x {page_size}")
-    check_synth_files(expected, summary, page_size)
+    check_synth_files(expected, summary, page_size, copies)
     check_devsum(summary, dev)
 
 
-def check_synth_files(expected, summary, page_size):
+def check_synth_files(expected, summary, page_size, copies=1):
     """Per-file totals: each entry counted once per file it touched, its
-    pwrite's bytes to the pwrite's file, every page and its write-out."""
+    pwrite's bytes to the pwrite's file, every page and its write-out
+    (each copy of it)."""
     want = {}
     for exp in expected:
         write_ino = exp["pages"][0][0]
@@ -108,7 +112,7 @@ def check_synth_files(expected, summary, page_size):
         for ino, _ in exp["pages"]:
             want[ino]["pages_dirtied"] += 1
     for ino, w in want.items():
-        w["dev_bytes"] = w["pages_dirtied"] * page_size
+        w["dev_bytes"] = w["pages_dirtied"] * page_size * copies
         got = [f for f in summary["files"] if f["ino"] == ino]
         if len(got) != 1:
             fail(f"inode {ino}: {len(got)} rows in the per-file summary")
@@ -205,11 +209,11 @@ def check_devsum(summary, dev, losses_ok=False):
     ok(f"losses: {lost or 'none'}")
 
 
-def check_stack(trace_path, bottom, layers, min_cause):
-    """A stacked device (partition, dm): every layer's row against its own
-    counter (/sys/class/block/DEV/stat, amptrace's and the test's reading);
-    a dm or md layer, which takes bios and completes no request of its
-    own, said so and never summed; the bottom disk's bytes by cause."""
+def check_stack(trace_path, bottoms, layers, min_cause):
+    """A stacked device (partition, dm, md): every layer's row against its
+    own counter (/sys/class/block/DEV/stat, amptrace's and the test's
+    reading); a dm or md layer not walked, said so and never summed; the
+    bottom disks' bytes (a RAID1's legs: each its own copy) by cause."""
     entries, summary = load_trace(trace_path)
     for name in layers:
         d = device(summary, name)
@@ -232,22 +236,26 @@ def check_stack(trace_path, bottom, layers, min_cause):
         check_test_counter(name, total, f"{name} ({layer})")
         ok(f"{name} ({layer}): classes {d['classes']} sum {total} = its own counter "
            f"{d['counter_bytes']}")
-    b = device(summary, bottom)
-    # Entries' bills are the bottom disk's bytes, once: a layer's row
-    # (whose bytes are the disk's too) adds nothing to them.
+    # Entries' bills are the bottom disks' bytes, once each: a layer's row
+    # (whose bytes are the disks' too) adds nothing to them.
     charged = sum(e["dev_bytes_total"] for e in entries)
-    if charged != b["by_cause"] + b["by_window"]:
-        fail(f"entries carry {charged} B, {bottom} says by cause {b['by_cause']} + by window "
-             f"{b['by_window']}: a layer's bytes counted twice?")
-    ok(f"entries carry {charged} B = {bottom}'s by cause + by window (nothing counted twice)")
-    if b["cause_fraction"] < min_cause:
-        fail(f"{bottom}: {100 * b['cause_fraction']:.1f}% by cause, want >= {100 * min_cause:.0f}%: "
-             f"{describe_uncharged(summary, b)}")
-    ok(f"{bottom}: {100 * b['cause_fraction']:.1f}% by cause (>= {100 * min_cause:.0f}%), "
-       f"{100 * b['charged_fraction']:.1f}% charged")
+    bs = [device(summary, name) for name in bottoms]
+    carried = sum(b["by_cause"] + b["by_window"] for b in bs)
+    if charged != carried:
+        fail(f"entries carry {charged} B, {'+'.join(bottoms)} say by cause + by window "
+             f"{carried}: {[(b['name'], b['by_cause'], b['by_window']) for b in bs]}: "
+             "a layer's bytes counted twice?")
+    ok(f"entries carry {charged} B = {'+'.join(bottoms)}'s by cause + by window "
+       "(nothing counted twice)")
+    for b in bs:
+        if b["cause_fraction"] < min_cause:
+            fail(f"{b['name']}: {100 * b['cause_fraction']:.1f}% by cause, want >= "
+                 f"{100 * min_cause:.0f}%: {describe_uncharged(summary, b)}")
+        ok(f"{b['name']}: {100 * b['cause_fraction']:.1f}% by cause (>= {100 * min_cause:.0f}%), "
+           f"{100 * b['charged_fraction']:.1f}% charged")
 
 
-def check_journald(trace_path, dev, journal_ino, datagram_bytes, page_size):
+def check_journald(trace_path, dev, journal_ino, datagram_bytes, page_size, copies=1):
     entries, summary = load_trace(trace_path)
     sent = [e for e in entries if e["syscall"] in ("recvmsg", "recvmmsg", "recvfrom")
             and e["bytes"] == datagram_bytes]
@@ -263,10 +271,11 @@ def check_journald(trace_path, dev, journal_ino, datagram_bytes, page_size):
     if gaps < 2:
         fail(f"journal pages {pages} are nearly contiguous; expected a scatter")
     ok(f"{len(pages)} journal pages in {gaps + 1} runs: {pages}")
-    # Exact: the entry's data are its own pages, each written whole once.
-    if e["dev_bytes"]["data"] != len(charged_pages(e)) * page_size:
+    # Exact: the entry's data are its own pages, each written whole once
+    # (once on each RAID1 leg).
+    if e["dev_bytes"]["data"] != len(charged_pages(e)) * page_size * copies:
         fail(f"entry charged {e['dev_bytes']['data']} B of data for "
-             f"{len(charged_pages(e))} written pages")
+             f"{len(charged_pages(e))} written pages x {copies} copies")
     ok(f"entry charged {e['dev_bytes_total']} device bytes ({len(pages)} pages of data "
        f"exactly), amplification {e['amplification']:.0f}x")
     d = device(summary, dev)
@@ -277,11 +286,12 @@ def check_journald(trace_path, dev, journal_ino, datagram_bytes, page_size):
     user_pages = sum(len(charged_pages(u)) for u in users)
     user_data = sum(u["dev_bytes"]["data"] for u in users)
     user_bill = sum(u["dev_bytes_total"] for u in users)
-    if user_data != user_pages * page_size:
-        fail(f"users' entries: {user_data} B of data for {user_pages} pages")
-    if not user_pages * page_size <= user_bill <= (user_pages + 16) * page_size:
-        fail(f"users' entries cost {user_bill} B for {user_pages} pages: outside "
-             f"[{user_pages * page_size}, {(user_pages + 16) * page_size}]")
+    if user_data != user_pages * page_size * copies:
+        fail(f"users' entries: {user_data} B of data for {user_pages} pages x {copies}")
+    low, high = user_pages * page_size * copies, (user_pages + 16) * page_size * copies
+    if not low <= user_bill <= high:
+        fail(f"users' entries cost {user_bill} B for {user_pages} pages x {copies}: outside "
+             f"[{low}, {high}]")
     own = sum(o["dev_bytes_total"] for o in entries if o.get("own"))
     ok(f"users' entries: {user_bill} B for {user_pages} pages"
        f"{f'; amptrace own {own} B' if own else ''}")
@@ -323,13 +333,14 @@ def check_rsyslog(trace_path, logfile, log_ino, page_size, block_size):
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "synth":
-        check_synth(args[0], args[1], args[2], int(args[3]))
+        check_synth(args[0], args[1], args[2], int(args[3]), int(args[4]) if args[4:] else 1)
     elif cmd == "devsum":
         check_devsum(load_trace(args[0])[1], args[1], losses_ok="--losses-ok" in args[2:])
     elif cmd == "stack":
-        check_stack(args[0], args[1], args[2].split(","), float(args[3]))
+        check_stack(args[0], args[1].split(","), args[2].split(","), float(args[3]))
     elif cmd == "journald":
-        check_journald(args[0], args[1], int(args[2]), int(args[3]), int(args[4]))
+        check_journald(args[0], args[1], int(args[2]), int(args[3]), int(args[4]),
+                       int(args[5]) if args[5:] else 1)
     elif cmd == "rsyslog":
         check_rsyslog(args[0], args[1], int(args[2]), int(args[3]), int(args[4]))
     else:

@@ -211,32 +211,73 @@ make_loopfs() {
 # its layers from the disk up, joined by '+':
 #   plain       none: the whole disk, for comparison
 #   part        a partition (an MBR table by sfdisk, `losetup -P`); first
+#   raid1       md RAID1 (mdadm, metadata 1.2, no bitmap) of two loop
+#               disks, or of a partition of each ("part+raid1"); first
 #   lvm         dm-linear over what is below (what LVM makes)
 #   crypt       dm-crypt (aes-xts-plain64, a fixed test key) over it
 #   crypt-nowq  the same with no_write_workqueue (writes submitted inline)
 # e.g. "part", "lvm", "crypt", "lvm+crypt" (LUKS on LVM), "crypt+lvm" (LVM
 # on LUKS).  With STACK_ON_DISK=/dev/DISK (a test disk, never a host's),
-# "part" is on that disk instead of a loop device.  Sets STACK_DISK (loopN), STACK_TOP (sysfs's name of the top:
-# loopNp1, dm-N), STACK_TOP_PATH (/dev/loopNp1, /dev/mapper/NAME) and
-# STACK_LAYERS (every device from the disk up: what start_tracer reads in
-# TRACE_LAYERS).  Skips where the kernel cannot make the stack (this host:
-# no partitions of a loop device, no device-mapper; the qemu guests can).
+# "part" is on that disk instead of a loop device.  Sets STACK_DISK (loopN;
+# a RAID1's first leg's), STACK_DISKS (every bottom disk: a RAID1's legs),
+# STACK_COPIES (the copies of each page written: 2 on RAID1), STACK_TOP
+# (sysfs's name of the top: loopNp1, dm-N), STACK_TOP_PATH (/dev/loopNp1,
+# /dev/mapper/NAME) and STACK_LAYERS (every device from the disks up: what
+# start_tracer reads in TRACE_LAYERS).  Skips where the kernel cannot make
+# the stack (this host: no partitions of a loop device, no device-mapper,
+# no md; the qemu guests can).
 _STACK_SEQ=0
 # shellcheck disable=SC2034  # STACK_* are for the caller
 make_stackfs() {
-    local stack=$1 fstype=$2 size=$3 mp=$4 img dev cur sectors name layer key table
-    local -a mkfs layers parts
+    local stack=$1 fstype=$2 size=$3 mp=$4 img dev cur sectors name layer key table leg md
+    local -a mkfs layers parts legs=() disks=()
     # shellcheck disable=SC2054
     case $fstype in
         ext4) mkfs=(mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0) ;;
         xfs)  mkfs=(mkfs.xfs -q -f) ;;
+        btrfs) mkfs=(mkfs.btrfs -q -f) ;;
         *) _log "make_stackfs: unknown fstype '$fstype'"; return 2 ;;
     esac
     [[ $mp != "${JOURNAL_DIR-}" ]] || _journald_lock
     img=$AMP_TMP/stack$((_STACK_SEQ++)).img
     truncate -s "${size}M" "$img"
     at_exit rm -f "$img"
-    if [[ -n ${STACK_ON_DISK-} ]]; then
+    STACK_COPIES=1
+    if [[ $stack == raid1 || $stack == raid1+* || $stack == part+raid1 || $stack == part+raid1+* ]]; then
+        command -v mdadm >/dev/null || skip "mdadm not installed (apt-get install mdadm)"
+        [[ -e /sys/module/raid1 ]] || modprobe raid1 2>/dev/null ||
+            skip "no md RAID1 in this kernel (the qemu guests have it)"
+        for leg in 0 1; do
+            truncate -s "${size}M" "$img.$leg"
+            at_exit rm -f "$img.$leg"
+            if [[ $stack == part+* ]]; then
+                command -v sfdisk >/dev/null || skip "sfdisk not installed (apt-get install fdisk)"
+                printf 'label: dos\nstart=2048, type=fd\n' | sfdisk -q "$img.$leg" >/dev/null
+                dev=$(losetup -fP --show "$img.$leg")
+                at_exit losetup -d "$dev"
+                wait_for "[[ -b ${dev}p1 ]]" 5 ||
+                    skip "this kernel shows no partition of a loop device ($dev; the qemu guests do)"
+                legs+=("${dev}p1") layers+=("${dev##*/}" "${dev##*/}p1")
+            else
+                dev=$(losetup -f --show "$img.$leg")
+                at_exit losetup -d "$dev"
+                legs+=("$dev") layers+=("${dev##*/}")
+            fi
+            disks+=("${dev##*/}")
+        done
+        for md in $(seq 100 127) ''; do [[ -e /sys/block/md$md ]] || break; done
+        [[ -n $md ]] || { _log "make_stackfs: no free md number in 100-127"; return 1; }
+        # No udev, no mdadm.conf, no resync: mdadm makes /dev/mdN itself.
+        mdadm --create "/dev/md$md" --level=1 --raid-devices=2 --metadata=1.2 --run \
+            --assume-clean --bitmap=none --homehost=amptest "${legs[@]}" >"$img.mdadm.log" 2>&1 ||
+            { cat "$img.mdadm.log" >&2; skip "mdadm cannot make a RAID1 here (module raid1)"; }
+        at_exit _md_stop "/dev/md$md"
+        cur=/dev/md$md
+        layers+=("md$md")
+        dev=${disks[0]} STACK_COPIES=2
+        stack=${stack#part+}; stack=${stack#raid1}; stack=${stack#+}
+        [[ -n $stack ]] || stack=plain
+    elif [[ -n ${STACK_ON_DISK-} ]]; then
         # A whole test disk of the qemu guest's (nvme0n1, mmcblk0), its
         # partition table written anew.
         command -v sfdisk >/dev/null || skip "sfdisk not installed (apt-get install fdisk)"
@@ -292,6 +333,8 @@ make_stackfs() {
     mount "$STACK_TOP_PATH" "$mp"
     at_exit _umount_robust "$mp"
     STACK_DISK=${dev##*/} STACK_TOP=${layers[-1]}
+    ((${#disks[@]})) || disks=("$STACK_DISK")
+    STACK_DISKS="${disks[*]}"
     STACK_LAYERS="${layers[*]}"
     sync
     _wait_quiet "$mp" 3 20
@@ -307,6 +350,16 @@ blockdev_sysname() {
     read -r maj min <<<"$t"
     t=$(readlink -f "/sys/dev/block/$((16#$maj)):$((16#$min))") || return 1
     echo "${t##*/}"
+}
+
+# An md array, likewise; its legs' superblocks go with their images.
+_md_stop() {
+    local _
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+        mdadm --stop "$1" >/dev/null 2>&1 && return 0
+        sleep 0.5
+    done
+    mdadm --stop "$1"
 }
 
 # A dm device goes once nothing holds it; a just-unmounted one may still

@@ -2,7 +2,8 @@
 # The storage real hosts keep their logs on: a partition, dm-linear (what
 # LVM makes), dm-crypt (LUKS; with and without its write workqueue), LUKS
 # on LVM and LVM on LUKS (the two installers' layouts), LVM on a
-# partition, with ext4 and xfs, --dev naming the stack as a user would
+# partition, md RAID1 (of disks, of partitions, under LVM), with ext4 and
+# xfs (btrfs on dm-crypt), --dev naming the stack as a user would
 # (the top's /dev path, the bottom disk, a mount point, or nothing).  The synthetic writer's 10 pwrites of 4
 # pages each, then sync:
 #  1. every page charged to the entry that dirtied it, none twice, each
@@ -56,8 +57,8 @@ run_case() {
     sync
     stop_tracer
     _log "case: $stack $fs, --dev ${dev[*]:1}"
-    python3 "$AMP_ROOT/tests/checks.py" synth "$AMP_TMP/expect.json" "$TRACE_OUT" "$STACK_DISK" "$page"
-    python3 "$AMP_ROOT/tests/checks.py" stack "$TRACE_OUT" "$STACK_DISK" "${STACK_LAYERS// /,}" 0.90
+    python3 "$AMP_ROOT/tests/checks.py" synth "$AMP_TMP/expect.json" "$TRACE_OUT" "$STACK_DISK" "$page" "$STACK_COPIES"
+    python3 "$AMP_ROOT/tests/checks.py" stack "$TRACE_OUT" "${STACK_DISKS// /,}" "${STACK_LAYERS// /,}" 0.90
     ok "$stack $fs, --dev ${dev[*]:1}${dev[*]:+ }(${how}): pages exact, every layer's counter, by cause >= 90 %"
 }
 
@@ -74,6 +75,13 @@ run_case crypt-nowq ext4 mount
 run_case lvm+crypt ext4 disk
 run_case crypt+lvm xfs top-path
 run_case part+lvm ext4 none
+run_case crypt btrfs top-path
+# md RAID1: each leg's copy of a page charged to its entry (twice the
+# pages' bytes in all), the md device's row = its own counter.
+run_case raid1 ext4 top-path
+run_case raid1 xfs disk
+run_case part+raid1 ext4 none
+run_case raid1+lvm ext4 mount
 
 # Partitions on disks named as real hosts' are: an NVMe namespace and an SD
 # card (a Raspberry Pi's mmcblk0p2), the qemu guest's test disks, known by
@@ -93,8 +101,8 @@ if [[ -z ${AMP_T42_CASES-} || " $AMP_T42_CASES " == *" journald "* ]]; then
     TRACE_LAYERS=$STACK_LAYERS start_tracer -c systemd-journal --dev "$STACK_TOP_PATH"
     journal_one_line "amptrace t42 entry $$ $(date +%s%N)"
     stop_tracer
-    python3 "$AMP_ROOT/tests/checks.py" journald "$TRACE_OUT" "$STACK_DISK" "$ino" "$JOURNAL_DGRAM" "$page"
-    python3 "$AMP_ROOT/tests/checks.py" stack "$TRACE_OUT" "$STACK_DISK" "${STACK_LAYERS// /,}" 0.90
+    python3 "$AMP_ROOT/tests/checks.py" journald "$TRACE_OUT" "$STACK_DISK" "$ino" "$JOURNAL_DGRAM" "$page" "$STACK_COPIES"
+    python3 "$AMP_ROOT/tests/checks.py" stack "$TRACE_OUT" "${STACK_DISKS// /,}" "${STACK_LAYERS// /,}" 0.90
     python3 - "$TRACE_OUT" <<'PY2'
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
