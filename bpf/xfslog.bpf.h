@@ -49,14 +49,19 @@ struct xfs_inode___amp {
 	struct inode i_vnode;
 } __attribute__((preserve_access_index));
 
-/* A transaction committed into the CIL: a handle of its sequence. */
+/* A transaction committed into the CIL: a handle of its sequence.  (Its
+ * argument may be NULL to the verifier, which then refuses any arithmetic
+ * on it before a check: 6.12's does.) */
 SEC("tp_btf/xfs_trans_commit_items")
 int BPF_PROG(on_xfs_commit_items, void *trans)
 {
 	struct xfs_trans___amp *tp = trans;
-	struct xfs_mount___amp *mp = BPF_CORE_READ(tp, t_mountp);
+	struct xfs_mount___amp *mp;
 	struct amp_txn_key key;
 
+	if (!tp)
+		return 0;
+	mp = BPF_CORE_READ(tp, t_mountp);
 	if (!mp)
 		return 0;
 	key.dev = BPF_CORE_READ(mp, m_super, s_dev);
@@ -72,13 +77,13 @@ int BPF_PROG(on_xfs_commit_items, void *trans)
 static __always_inline void xfs_tag_file(struct xfs_inode___amp *ip)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct inode *inode = (struct inode *)((void *)ip +
-					       bpf_core_field_offset(struct xfs_inode___amp, i_vnode));
 	struct kthread_tag tag = {};
 	struct amp_file_stats *fs;
+	struct inode *inode;
 
-	if (!current_is_kthread() || !ip)
+	if (!ip || !current_is_kthread())	/* ip first: see on_xfs_commit_items */
 		return;
+	inode = (struct inode *)((void *)ip + bpf_core_field_offset(struct xfs_inode___amp, i_vnode));
 	tag.sb_dev = BPF_CORE_READ(inode, i_sb, s_dev);
 	tag.file.dev = tag.sb_dev;	/* inode_dev(): only btrfs differs */
 	tag.file.ino = BPF_CORE_READ(inode, i_ino);
