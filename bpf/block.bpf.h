@@ -310,6 +310,9 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 				     chunk < page_size - in_page ? chunk : page_size - in_page)) {
 			if (chunk > page_size - in_page)
 				chunk = page_size - in_page;
+			/* In the disk's row (btrfs.bpf.h); its layers' too. */
+			if (acc)
+				acc->bytes[AMP_CLASS_METADATA] += chunk;
 			goto advance;
 		}
 		folio_pos(key, folio_npages_raw(folio, cast), &io.pos);
