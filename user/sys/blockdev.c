@@ -84,6 +84,13 @@ const char *blockdev_bio_layer(const char *name)
 	return NULL;
 }
 
+__u32 blockdev_disk_of_sb(__u32 sb_dev)
+{
+	__u32 dev = fs_source_dev(sb_dev);
+
+	return dev ? blockdev_partition_disk(dev) ?: dev : 0;
+}
+
 int blockdev_md_level(const char *name, char *buf, size_t len)
 {
 	char path[128];

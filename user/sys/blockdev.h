@@ -29,6 +29,8 @@ bool blockdev_in_stack(const struct blockdev_stack *s, __u32 kdev);
 int blockdev_name(__u32 kdev, char *buf, size_t len);
 /* The disk a partition is on; 0 for anything else. */
 __u32 blockdev_partition_disk(__u32 kdev);
+/* The disk under a superblock (a partition's disk); 0 if unknown. */
+__u32 blockdev_disk_of_sb(__u32 sb_dev);
 /* dm and md devices take bios, not requests: their bytes are written by
  * the requests of the disks below them.  Which of the two, or NULL. */
 const char *blockdev_bio_layer(const char *name);

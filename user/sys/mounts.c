@@ -7,13 +7,11 @@
  * superblock.
  */
 #include <libmount.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <unistd.h>
 #include "sys/devstat.h"
 #include "sys/mounts.h"
 
@@ -125,31 +123,6 @@ __u32 fd_superblock_dev(int pid, int fd, dev_t st_dev)
 	return dev;
 }
 
-/* A partition's disk: /sys/dev/block/M:m/partition exists, and its parent
- * folder is the disk's. */
-static __u32 whole_disk(unsigned major, unsigned minor)
-{
-	char path[PATH_MAX], real[PATH_MAX], *slash;
-	unsigned dmaj, dmin;
-	__u32 disk = (major << 20) | minor;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/partition", major, minor);
-	if (access(path, F_OK))
-		return disk;
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", major, minor);
-	if (!realpath(path, real) || !(slash = strrchr(real, '/')))
-		return disk;
-	snprintf(slash, sizeof(real) - (slash - real), "/dev");
-	f = fopen(real, "r");
-	if (f) {
-		if (fscanf(f, "%u:%u", &dmaj, &dmin) == 2)
-			disk = (dmaj << 20) | dmin;
-		fclose(f);
-	}
-	return disk;
-}
-
 /* The block device under a superblock: its own, or, for an anonymous one
  * (btrfs), the device it was mounted from; 0 if unknown. */
 __u32 fs_source_dev(__u32 sb_dev)
@@ -169,14 +142,6 @@ __u32 fs_source_dev(__u32 sb_dev)
 		dev = kdev_from_user(st.st_rdev);
 	mnt_unref_table(t);
 	return dev;
-}
-
-/* The disk under a superblock (a partition's disk); 0 if unknown. */
-__u32 disk_of_dev(__u32 sb_dev)
-{
-	__u32 dev = fs_source_dev(sb_dev);
-
-	return dev ? whole_disk(kdev_major(dev), kdev_minor(dev)) : 0;
 }
 
 bool fstype_on_devs(const char *fstype, const __u32 *devs, int nr_devs)

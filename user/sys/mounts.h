@@ -16,7 +16,6 @@ char *mount_path(__u32 sb_kdev, const char *rel);
  * (kernel dev_t; 0 if unknown). */
 __u32 fd_superblock_dev(int pid, int fd, dev_t st_dev);
 __u32 fs_source_dev(__u32 sb_dev);
-__u32 disk_of_dev(__u32 sb_dev);
 /* Is a filesystem of this type (e.g. "btrfs") mounted from one of these
  * devices (--dev's stack), or from any device if devs is NULL? */
 bool fstype_on_devs(const char *fstype, const __u32 *devs, int nr_devs);

@@ -47,6 +47,7 @@
 #include <unistd.h>
 #include "util.h"
 #include "ledger/unsettled.h"
+#include "sys/blockdev.h"
 #include "sys/devstat.h"
 #include "sys/mounts.h"
 #include "trace/startup.h"
@@ -347,7 +348,7 @@ static void scan_pid(void *ctx, const char *pid)
 		/* Keyed as the kernel side keys pages (stat's device: on btrfs
 		 * the subvolume's); the disk is the superblock's. */
 		file = (struct page_ref){ .kdev = kdev_from_user(st.st_dev), .ino = st.st_ino,
-			.disk = disk_of_dev(fd_superblock_dev(atoi(pid), atoi(d->d_name), st.st_dev)) };
+			.disk = blockdev_disk_of_sb(fd_superblock_dev(atoi(pid), atoi(d->d_name), st.st_dev)) };
 		if (o->dev && !blockdev_in_stack(&o->dev_stack, file.disk))
 			continue;
 		for (size_t i = 0; i < sc->nr_seen && !seen; i++)
