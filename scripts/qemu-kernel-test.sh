@@ -26,6 +26,8 @@
 #   AMPTRACE_QEMU_TCG_THREAD  single (default) | multi: tcg's vCPU threads
 #   AMPTRACE_QEMU_KPKG     kernel package (default: what Debian 12's
 #                          linux-image-amd64 depends on, a 6.1 kernel)
+#   AMPTRACE_QEMU_SUITE    another Debian release's kernel instead, e.g.
+#                          trixie (Debian 13's 6.12)
 #   AMPTRACE_QEMU_DEBS     .deb URLs to fetch for AMPTRACE_QEMU_KPKG instead
 #                          of `apt-get download` (another distribution's
 #                          kernel: image, modules, extra modules)
@@ -203,7 +205,7 @@ done
 
 # --------------------------------------------------------- kernel package ---
 rc=0
-qemu_kernel "" || rc=$?   # "": the default (Debian 12) kernel
+qemu_kernel "${AMPTRACE_QEMU_SUITE-}" || rc=$?   # "": the default (Debian 12) kernel
 ((rc == 0)) || { ((rc == 77)) && skip "no kernel package to be had"; die "no kernel"; }
 # The guest reads $MODDIR through the read-only 9p root: it must be on /'s
 # file system tree, not under a path the guest mounts over.
