@@ -57,12 +57,12 @@ grep -q 'amptrace\\-trace (8)' "$man/amptrace.8" || fail "amptrace(8) does not p
 # The reference must name what the code writes: words of the rendered page.
 MANWIDTH=200 man -l "$man/amptrace-trace.8" 2>/dev/null | tr -c 'a-z_A-Z0-9' '\n' | sort -u >"$AMP_TMP/words"
 has() { grep -qx "$1" "$AMP_TMP/words"; }
-keys=$(grep -o 'json_object_object_add([a-z_]*, "[a-z_]*"' "$AMP_ROOT/user/out/report.c" | sed 's/.*"\(.*\)"/\1/' | sort -u)
+keys=$(grep -o 'json_object_object_add([a-z_]*, "[a-z_]*"' "$AMP_ROOT/user/sink/report.c" | sed 's/.*"\(.*\)"/\1/' | sort -u)
 for k in $keys; do has "$k" || fail "amptrace-trace(8) does not name the JSON key $k"; done
 ok "amptrace-trace(8) names all $(wc -w <<<"$keys") JSON keys of report.c"
-fams=$(grep -oE '"amptrace_[a-z_]+' "$AMP_ROOT/user/out/metrics.c" | tr -d '"' | sed 's/_total$//' | sort -u)
+fams=$(grep -oE '"amptrace_[a-z_]+' "$AMP_ROOT/user/sink/metrics.c" | tr -d '"' | sed 's/_total$//' | sort -u)
 for f in $fams; do has "${f}_total" || fail "amptrace-trace(8) does not name the metric ${f}_total"; done
-losses=$(sed -n '/loss_names\[\] = {/,/};/p' "$AMP_ROOT/user/out/metrics.c" | grep -oE '"[a-z_0-9]+"' | tr -d '"')
+losses=$(sed -n '/loss_names\[\] = {/,/};/p' "$AMP_ROOT/user/sink/metrics.c" | grep -oE '"[a-z_0-9]+"' | tr -d '"')
 losses+=" entries_timed_out late_records"
 for l in $losses; do has "$l" || fail "amptrace-trace(8) does not name the loss counter $l"; done
 ok "amptrace-trace(8) names the $(wc -w <<<"$fams") metric families and $(wc -w <<<"$losses") loss counters"

@@ -2,7 +2,7 @@
 # The Prometheus rules shipped for the exporter (scripts/dist/prometheus/
 # amptrace.rules.yml), with promtool:
 #  1. `promtool check rules` passes, and every metric they read is one that
-#     user/out/metrics.c exports;
+#     user/sink/metrics.c exports;
 #  2. `promtool test rules` over series written here, one sample a minute,
 #     shaped like the exporter's (per pid and comm; a device's classes):
 #     - a journald charged 400,000 B/s for 2,000 B/s logged: amplification
@@ -22,8 +22,8 @@ promtool check rules "$rules" || fail "promtool check rules rejected $rules"
 ok "promtool check rules passes"
 
 for m in $(grep -o 'amptrace_[a-z_]*_total' "$rules" | sort -u); do
-    grep -q "\"${m%_total}\"" "$AMP_ROOT/user/out/metrics.c" ||
-        fail "the rules read $m, which user/out/metrics.c does not export"
+    grep -q "\"${m%_total}\"" "$AMP_ROOT/user/sink/metrics.c" ||
+        fail "the rules read $m, which user/sink/metrics.c does not export"
 done
 ok "every metric the rules read is exported: $(grep -o 'amptrace_[a-z_]*_total' "$rules" | sort -u | paste -sd' ')"
 

@@ -28,7 +28,7 @@ user = os.path.join(root, "user")
 def fail(m): print("FAIL:", m, file=sys.stderr); sys.exit(1)
 def ok(m): print("ok:", m)
 
-def module(path):                      # user/out/report.c -> out/report
+def module(path):                      # user/sink/report.c -> out/report
     return os.path.splitext(os.path.relpath(path, user))[0]
 def folder(mod):
     return mod.split("/")[0] if "/" in mod else "."

@@ -24,10 +24,10 @@
 #include "explain/explain.h"
 #include "explain/explain_entries.h"
 #include "explain/explain_trace.h"
-#include "out/record.h"
-#include "out/report.h"
-#include "out/sink.h"
-#include "out/svg.h"
+#include "sink/record.h"
+#include "sink/report.h"
+#include "sink/sink.h"
+#include "sink/svg.h"
 
 static const char report_doc[] =
 "Render a record written by `amptrace record -o FILE`.\v"

@@ -13,9 +13,9 @@
 #include "util.h"
 #include "cli/cli.h"
 #include "cli/defaults.h"
-#include "out/metrics.h"
-#include "out/summary.h"
-#include "out/top.h"
+#include "sink/metrics.h"
+#include "sink/summary.h"
+#include "sink/top.h"
 #include "trace/trace.h"
 
 static const char trace_doc[] =

@@ -14,8 +14,8 @@
 #include <time.h>
 #include "util.h"
 #include "explain/explain_entries.h"
-#include "out/bill.h"
-#include "out/record.h"
+#include "sink/bill.h"
+#include "sink/record.h"
 #include "sys/devstat.h"
 #include "sys/presets.h"
 

@@ -14,7 +14,7 @@
 #include "amptrace.h"
 #include "explain/explain.h"
 #include "ledger/ledger.h"
-#include "out/sink.h"
+#include "sink/sink.h"
 #include "sys/paths.h"
 
 struct xentry {

@@ -26,7 +26,7 @@
 #include "explain/explain_trace.h"
 #include "journal/journal_export.h"
 #include "journal/journal_show.h"
-#include "out/bill.h"
+#include "sink/bill.h"
 #include "sys/presets.h"
 
 #define ADD(o, k, v)	json_object_object_add(o, k, v)

@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 #include "ledger/ledger.h"
-#include "out/summary.h"
+#include "sink/summary.h"
 #include "sys/blockdev.h"
 
 struct summarizer;

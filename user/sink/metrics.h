@@ -8,8 +8,8 @@
 #include <sys/socket.h>
 #include "amptrace.h"
 #include "ledger/ledger.h"
-#include "out/sink.h"
-#include "out/summary.h"
+#include "sink/sink.h"
+#include "sink/summary.h"
 
 struct metrics;
 /* addr: serve at http://ADDR/metrics; file: rewrite it at each update.

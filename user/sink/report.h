@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include "amptrace.h"
 #include "ledger/ledger.h"
-#include "out/sink.h"
-#include "out/summary.h"
+#include "sink/sink.h"
+#include "sink/summary.h"
 #include "sys/paths.h"
 
 struct report;

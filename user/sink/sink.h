@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include "amptrace.h"
 #include "ledger/ledger.h"
-#include "out/summary.h"
+#include "sink/summary.h"
 
 struct sink_ops {
 	/* A finished entry, its bill complete. */

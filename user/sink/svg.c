@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "util.h"
-#include "out/bill.h"
-#include "out/svg.h"
+#include "sink/bill.h"
+#include "sink/svg.h"
 
 #define MAX_MARKS	400000	/* a browser still draws this many rects */
 #define MAX_BANDS	8

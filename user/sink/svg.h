@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include "amptrace.h"
 #include "ledger/ledger.h"
-#include "out/sink.h"
+#include "sink/sink.h"
 #include "sys/paths.h"
 
 struct svg;

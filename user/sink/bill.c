@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* An entry's bill: see bill.h. */
-#include "out/bill.h"
+#include "sink/bill.h"
 
 const char *const bill_names[NR_BILL] = { "data", "metadata", "journal", "window" };
 

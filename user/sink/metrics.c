@@ -26,8 +26,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "util.h"
-#include "out/bill.h"
-#include "out/metrics.h"
+#include "sink/bill.h"
+#include "sink/metrics.h"
 
 struct proc_ctr {
 	__u32 pid;		/* first, the row's key */

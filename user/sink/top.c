@@ -22,8 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 #include "util.h"
-#include "out/bill.h"
-#include "out/top.h"
+#include "sink/bill.h"
+#include "sink/top.h"
 #include "sys/paths.h"
 
 struct agg {

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <time.h>
 #include "util.h"
-#include "out/bill.h"
-#include "out/report.h"
+#include "sink/bill.h"
+#include "sink/report.h"
 #include "sys/devstat.h"
 #include "sys/presets.h"
 

@@ -7,8 +7,8 @@
 #include <stdbool.h>
 #include "amptrace.h"
 #include "ledger/ledger.h"
-#include "out/sink.h"
-#include "out/summary.h"
+#include "sink/sink.h"
+#include "sink/summary.h"
 
 #define TOP_SORT_KEYS "dev, entries, bytes, pages, ios, amp, name"
 int top_sort_key(const char *key);	/* index, or -1 if not one of TOP_SORT_KEYS */

@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include "amptrace.h"
 #include "ledger/ledger.h"
-#include "out/sink.h"
-#include "out/summary.h"
+#include "sink/sink.h"
+#include "sink/summary.h"
 
 #define RECORD_MAGIC	"AMPTRACE"	/* 8 bytes, no NUL */
 #define RECORD_VERSION	1

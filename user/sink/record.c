@@ -70,8 +70,8 @@
 #include <unistd.h>
 #include <zlib.h>
 #include "util.h"
-#include "out/bill.h"
-#include "out/record.h"
+#include "sink/bill.h"
+#include "sink/record.h"
 #include "sys/devstat.h"
 #include "sys/paths.h"
 
