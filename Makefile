@@ -8,13 +8,13 @@ ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
 	-e 's/ppc64le/powerpc/' -e 's/s390x/s390/' -e 's/riscv64/riscv/')
 
 CFLAGS ?= -O2 -g
-# -Iuser: user/ includes name their folder ("out/report.h", "sys/paths.h").
+# -Iuser: user/ includes name their folder ("sink/report.h", "sys/paths.h").
 CFLAGS += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -Iuser $(EXTRA_CFLAGS)
 LDLIBS += $(shell pkg-config --libs libbpf json-c 2>/dev/null || echo -lbpf -ljson-c) -lelf -lz
 # Mount points of the paths the kernel side records (user/sys/mounts.c).
 CFLAGS += $(shell pkg-config --cflags mount)
 LDLIBS += $(shell pkg-config --libs mount)
-# The metrics endpoint (user/out/metrics.c) serves HTTP from its own thread.
+# The metrics endpoint (user/sink/metrics.c) serves HTTP from its own thread.
 LDLIBS += $(shell pkg-config --libs libmicrohttpd) -lpthread
 # EXTRA_BPF_CFLAGS: -D switches for experiment builds of the BPF side
 # (scripts/bench/README.md, "cumulative cuts").
@@ -96,12 +96,15 @@ deps:
 test: all
 	tests/run.sh
 
-# The stacked-storage matrix (t42: partitions, LVM, LUKS, NVMe and SD
-# partitions, journald on LUKS on LVM) in both older guests: Debian 12's
-# 6.1 (t95, also in `make test`) and Ubuntu 22.04's 5.15 (t96), ~8 and
-# ~12 min emulated.
+# The stacked-storage matrix (t42: partitions, LVM, LUKS, RAID1, NVMe and
+# SD partitions, journald on LUKS on LVM) in three guests: Debian 12's 6.1
+# (t95, also in `make test`), Ubuntu 22.04's 5.15 (t96) and Debian 13's
+# 6.12, ~10, ~14 and ~12 min emulated.
 test-stacks: all
 	AMPTRACE_QEMU_TESTS=t42 tests/run.sh t95 t96
+	AMPTRACE_QEMU_SUITE=trixie AMPTRACE_QEMU_TIMEOUT=1700 \
+		scripts/qemu-kernel-test.sh t42_stacked_storage
+	AMP_T97_CASES=lvmluks tests/run.sh t97
 
 # The loader and the test writers with ASan+UBSan, run through the same
 # tests (TESTS="t20_synth_pages.sh ..." for a subset).

@@ -54,6 +54,13 @@
 #                           "systemd-journald-audit.socket" (upstream's preset
 #                           enables it, Debian's does not)
 #   AMPTRACE_SDHOST_DISK_MB size of the journal's disk (default 1024)
+#   AMPTRACE_SDHOST_STACK   the journal's ext4 on layers over that disk,
+#                           from the disk up, joined by '+': crypt (LUKS's
+#                           dm-crypt, aes-xts-plain64, a test key), lvm (a
+#                           dm-linear LV); e.g. crypt+lvm, LVM on LUKS (the
+#                           encrypted installers' layout).  Made by the
+#                           initramfs with the rootfs's dmsetup and mkfs
+#                           (another cached tree, with dmsetup, e2fsprogs)
 #
 # Nothing stays on the host: qemu dies with this script, its images are in
 # a temp dir; only the caches remain.
@@ -68,6 +75,13 @@ die() { say "error: $*"; exit 1; }
 ROOTFS_PKGS=libbpf1,libelf1t64,libjson-c5,libmicrohttpd12t64,zlib1g,kmod
 # The root over 9p, the journal's disk.
 ROOT_MODS=(virtio_pci virtio_blk 9pnet_virtio 9p overlay crc32c_intel crc32c_generic ext4)
+STACK=${AMPTRACE_SDHOST_STACK-}
+if [[ -n $STACK ]]; then
+    [[ $STACK =~ ^(crypt|lvm)(\+(crypt|lvm))*$ ]] ||
+        { echo "qemu-systemd-host: AMPTRACE_SDHOST_STACK=$STACK: layers are crypt and lvm, joined by +" >&2; exit 1; }
+    ROOT_MODS+=(dm_mod dm_crypt xts)
+    AMPTRACE_SDHOST_PKGS=${AMPTRACE_SDHOST_PKGS:+$AMPTRACE_SDHOST_PKGS,}dmsetup,e2fsprogs
+fi
 
 ((EUID == 0)) || skip "must run as root (the caches, KVM)"
 outdir=''
@@ -112,11 +126,11 @@ mkdir -p "$ird"/{lower,upper,amp/etc/systemd/system,amp/etc/systemd/system.conf.
 cp "$script" "$ird/amp/script"
 {
     printf 'AMP_REPO=/run/amp/repo\nAMPTRACE=/run/amp/repo/amptrace\nAMP_OUT=/run/amp/out\n'
-    printf 'AMP_JOURNAL_DEV=vda\nAMP_KVER=%q\n' "$KVER"
+    printf 'AMP_JOURNAL_DEV=vda\nAMP_JOURNAL_STACK=%q\nAMP_KVER=%q\n' "$STACK" "$KVER"
     printf 'AMP_ARGS=(%s)\n' "$(printf '%q ' "$@")"
 } >"$ird/amp/env"
-printf 'ROOT_MODS="%s"\nAMP_KVER=%s\nAMP_ENABLE="%s"\n' "${QEMU_MODS[*]}" "$KVER" \
-    "${AMPTRACE_SDHOST_ENABLE-}" >"$ird/amp.env"
+printf 'ROOT_MODS="%s"\nAMP_KVER=%s\nAMP_ENABLE="%s"\nAMP_STACK="%s"\n' "${QEMU_MODS[*]}" "$KVER" \
+    "${AMPTRACE_SDHOST_ENABLE-}" "$STACK" >"$ird/amp.env"
 
 # amp.target (the boot's goal, on the kernel command line) = multi-user.target,
 # then amp-guest.service; the service powers the guest off when it ends.
@@ -158,7 +172,7 @@ cat >"$ird/amp/guest-run" <<'EOF'
 # and $AMP_OUT/script.log, its status to $AMP_OUT/rc.
 # shellcheck disable=SC1091
 . /run/amp/env
-export AMP_REPO AMPTRACE AMP_OUT AMP_JOURNAL_DEV
+export AMP_REPO AMPTRACE AMP_OUT AMP_JOURNAL_DEV AMP_JOURNAL_STACK
 cd /
 echo "amp-guest: $(systemctl --version | head -n 1), kernel $(uname -r), up $(cut -d' ' -f1 /proc/uptime) s"
 bash /run/amp/script "${AMP_ARGS[@]}" 2>&1 | tee "$AMP_OUT/script.log"
@@ -195,8 +209,27 @@ cp /amp/env /amp/guest-run /amp/script $r/run/amp/
 mount -t 9p -o $o9p ampout $r/run/amp/out || fail "cannot mount the output dir (9p)"
 mount -t 9p -o ro,cache=loose,$o9p amprepo $r/run/amp/repo || fail "cannot mount the checkout (9p)"
 mount -t 9p -o ro,cache=loose,$o9p ampmods $r/usr/lib/modules/$AMP_KVER || fail "cannot mount the modules (9p)"
-mount -t ext4 /dev/vda $r/var/log/journal || fail "cannot mount the journal's disk"
 for d in dev proc sys; do mount --move /$d $r/$d; done
+dev=/dev/vda
+if [ -n "$AMP_STACK" ]; then
+    # The layers, by the rootfs's own tools; no udev: dmsetup makes the
+    # nodes.  Then the journal's ext4 on the top.
+    key=$(printf '%064d' 0 | tr 0 7)
+    for layer in $(echo "$AMP_STACK" | tr + ' '); do
+        sectors=$(chroot $r blockdev --getsz $dev) || fail "blockdev --getsz $dev failed"
+        case $layer in
+            crypt) table="0 $sectors crypt aes-xts-plain64 $key 0 $dev 0" ;;
+            lvm)   table="0 $sectors linear $dev 0" ;;
+        esac
+        chroot $r env DM_DISABLE_UDEV=1 dmsetup create --noudevsync amp-$layer --table "$table" ||
+            fail "dmsetup create amp-$layer failed"
+        dev=/dev/mapper/amp-$layer
+    done
+    chroot $r mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 $dev || fail "mkfs.ext4 $dev failed"
+    echo "initramfs: the journal on $AMP_STACK: $dev"
+fi
+# By the root's own mount, so that the source reads as on a host ($dev).
+chroot $r mount -t ext4 $dev /var/log/journal || fail "cannot mount the journal's disk ($dev)"
 if [ -n "$AMP_ENABLE" ]; then
     chroot $r /usr/bin/systemctl enable --quiet $AMP_ENABLE || fail "systemctl enable $AMP_ENABLE failed"
 fi
@@ -210,7 +243,9 @@ chmod +x "$ird/init"
 # device), no lazy init to write in the background.
 disk=$WORK/journal.img
 truncate -s "${AMPTRACE_SDHOST_DISK_MB:-1024}M" "$disk"
-mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$disk" || die "mkfs.ext4 failed"
+if [[ -z $STACK ]]; then   # else the initramfs makes it on the top layer
+    mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$disk" || die "mkfs.ext4 failed"
+fi
 
 if [[ -n $outdir ]]; then
     mkdir -p "$outdir"

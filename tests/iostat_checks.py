@@ -51,7 +51,9 @@ def load(path):
 
 def figures(counters, entries, summary):
     procs = summary["processes"]
-    dev = summary["devices"][0] if summary["devices"] else None
+    # The disk's row (a stack's layers have rows of their own: "layer").
+    disks = [d for d in summary["devices"] if "layer" not in d]
+    dev = disks[0] if disks else None
     return {
         "disk": int(counters["disk_bytes"]),
         "disk_inner": int(counters["disk_inner_bytes"]),
@@ -106,6 +108,16 @@ def check(name, counters, entries, summary, f):
              f"[{f['disk_inner']}, {f['disk']}] B (read inside / around amptrace's window)")
     ok(f"{name}: classes {dev['classes']} sum to the counter {dev['counter_bytes']} B, within the "
        f"disk's own [{f['disk_inner']}, {f['disk']}] B")
+    # The journal's stack (AMPTRACE_SDHOST_STACK): each layer's classes =
+    # its own counter.
+    for d in summary["devices"]:
+        if "layer" not in d:
+            continue
+        total = sum(d["classes"].values())
+        if not d.get("walked", True) or abs(total - d.get("counter_bytes", -1)) > 0.01 * total:
+            fail(f"{name}: {d['name']} ({d['layer']}): classes {d['classes']} sum {total}, "
+                 f"its counter {d.get('counter_bytes')}, walked {d.get('walked')}")
+        ok(f"{name}: {d['name']} ({d['layer']}): classes sum {total} = its own counter")
     lost = {k: v for k, v in summary["losses"].items() if v}
     if lost:
         fail(f"{name}: losses {lost}")

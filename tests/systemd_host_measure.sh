@@ -45,8 +45,22 @@ grep -qw io /sys/fs/cgroup/system.slice/cgroup.subtree_control || die "io contro
 jpid=$(systemctl show -P MainPID systemd-journald.service)
 grep -qx "0::/system.slice/systemd-journald.service" "/proc/$jpid/cgroup" ||
     die "journald ($jpid) is not in $cg: $(cat "/proc/$jpid/cgroup")"
-findmnt -n -o SOURCE,FSTYPE /var/log/journal | grep -q "^/dev/$dev ext4" || die "/var/log/journal is not ext4 on $dev"
-say "journald $jpid in $cg; /var/log/journal: ext4 on $dev ($majmin); $(journalctl --header 2>/dev/null | sed -n 's/^File path: //p' | head -n 1)"
+# On $dev itself, or on the dm layers over it (AMP_JOURNAL_STACK: the
+# top's holders chain down to $dev).
+src=$(findmnt -n -o SOURCE,FSTYPE /var/log/journal)
+if [[ -n ${AMP_JOURNAL_STACK-} ]]; then
+    top=$(basename "$(readlink -f "/sys/dev/block/$(mountpoint -d /var/log/journal)")")
+    below=$top
+    while [[ -d /sys/class/block/$below/slaves ]] && s=$(ls "/sys/class/block/$below/slaves") && [[ -n $s ]]; do
+        below=$s
+    done
+    [[ $src == *" ext4" && $below == "$dev" ]] ||
+        die "/var/log/journal ($src, $top) is not ext4 on $AMP_JOURNAL_STACK over $dev (bottom: $below)"
+    src="$src ($AMP_JOURNAL_STACK over $dev, $top)"
+else
+    [[ $src == "/dev/$dev ext4" ]] || die "/var/log/journal is not ext4 on $dev ($src)"
+fi
+say "journald $jpid in $cg; /var/log/journal: $src ($majmin); $(journalctl --header 2>/dev/null | sed -n 's/^File path: //p' | head -n 1)"
 # What journald said about kernel audit at its start.
 audit=$(journalctl -b -o cat -u systemd-journald.service 2>/dev/null | grep -i 'audit' | tail -n 1)
 say "journald: ${audit:-said nothing about audit}"

@@ -16,6 +16,9 @@
 #            defaults (Audit=yes): kernel audit on, every BPF program
 #            amptrace loads is an audit record journald stores
 #   noaudit  the audit socket enabled, Audit=no
+# and, asked for (AMP_T97_CASES, as `make test-stacks` does):
+#   lvmluks  as debian, the journal's ext4 on LVM on LUKS over the disk
+#            (the encrypted installers' layout), --dev still the disk
 # The figures of all three are printed (tests/iostat_checks.py); the
 # cases in AMP_T97_ASSERT (default: all three) must pass:
 # amptrace's bill for journald's cgroup = io.stat wbytes within 5%, its
@@ -30,7 +33,8 @@ set -euo pipefail
 need_root
 qemu_need_accel
 
-read -r -a asserted <<<"${AMP_T97_ASSERT:-noaudit debian auditon}"
+read -r -a cases <<<"${AMP_T97_CASES:-noaudit auditon debian}"
+read -r -a asserted <<<"${AMP_T97_ASSERT:-${cases[*]}}"
 export AMPTRACE_QEMU_TIMEOUT=${AMPTRACE_QEMU_TIMEOUT:-540}
 [[ -x $AMP_ROOT/amptrace ]] || make -s -C "$AMP_ROOT" amptrace   # once, not in each guest run
 logs=${AMP_TEST_LOGS:-/tmp/amptrace-test-logs}/t97
@@ -39,13 +43,15 @@ mkdir -p "$logs"
 
 # At once: 3 TCG guests of one host thread each.  The first to start makes
 # the caches (rootfs, kernel) while the others wait on their locks.
-declare -A conf=([debian]='' [auditon]='' [noaudit]='Audit=no')
+declare -A conf=([debian]='' [auditon]='' [noaudit]='Audit=no' [lvmluks]='')
 declare -A enable=([debian]='' [auditon]=systemd-journald-audit.socket
-                   [noaudit]=systemd-journald-audit.socket)
-cases=(noaudit auditon debian)
+                   [noaudit]=systemd-journald-audit.socket [lvmluks]='')
+declare -A stack=([lvmluks]=crypt+lvm)
 declare -A pid=()
 for c in "${cases[@]}"; do
+    [[ -v "conf[$c]" ]] || fail "AMP_T97_CASES: no case $c (${!conf[*]})"
     AMPTRACE_SDHOST_JOURNALD_CONF=${conf[$c]} AMPTRACE_SDHOST_ENABLE=${enable[$c]} \
+        AMPTRACE_SDHOST_STACK=${stack[$c]-} \
         "$AMP_ROOT/scripts/qemu-systemd-host.sh" -o "$AMP_TMP/$c" "$AMP_ROOT/tests/systemd_host_measure.sh" \
         >"$AMP_TMP/$c.log" 2>&1 &
     pid[$c]=$!
