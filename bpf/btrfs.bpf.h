@@ -230,15 +230,20 @@ int BPF_PROG(on_btrfs_cow_block, void *root_, void *buf, void *cow_)
 	struct btrfs_root___amp *root = root_;
 	struct extent_buffer___amp *cow = cow_;
 	struct btrfs_trans_handle___amp *h = btrfs_handle();
-	struct btrfs_fs_info___amp *fi = BPF_CORE_READ(root, fs_info);
 	struct btrfs_block_key key = {};
 	struct btrfs_block blk = {};
+	struct btrfs_fs_info___amp *fi;
 	struct amp_txn_key txn;
 	struct btrfs_fs *f;
 	struct amp_thread *t;
 	struct amp_entry *e;
 
-	if (!h || !fi)
+	/* The arguments first: 6.12's verifier gives them as maybe NULL and
+	 * refuses any arithmetic (a CO-RE read's address) before a check. */
+	if (!h || !root || !cow)
+		return 0;
+	fi = BPF_CORE_READ(root, fs_info);
+	if (!fi)
 		return 0;
 	key.sb_dev = BPF_CORE_READ(fi, sb, s_dev);
 	f = btrfs_fs_of(fi, key.sb_dev);
