@@ -58,8 +58,18 @@ run_case() {
     stop_tracer
     _log "case: $stack $fs, --dev ${dev[*]:1}"
     python3 "$AMP_ROOT/tests/checks.py" synth "$AMP_TMP/expect.json" "$TRACE_OUT" "$STACK_DISK" "$page" "$STACK_COPIES"
-    python3 "$AMP_ROOT/tests/checks.py" stack "$TRACE_OUT" "${STACK_DISKS// /,}" "${STACK_LAYERS// /,}" 0.90
-    ok "$stack $fs, --dev ${dev[*]:1}${dev[*]:+ }(${how}): pages exact, every layer's counter, by cause >= 90 %"
+    # btrfs by cause needs its programs, which 5.15 rejects (README
+    # Limits; amptrace says so): there, its metadata goes by window and
+    # only the sums are tested.  From 6.1, where they load, that fails.
+    local floor=0.90 cause="by cause >= 90 %" kver
+    if [[ $fs == btrfs ]] && grep -q '^amptrace: btrfs programs do not load' "$AMP_TMP/tracer.err"; then
+        kver=$(uname -r)
+        [[ $(printf '%s\n' 6.1 "${kver%%-*}" | sort -V | head -n 1) != 6.1 ]] ||
+            fail "btrfs programs do not load on $kver: $(grep -m 1 '^amptrace: btrfs' "$AMP_TMP/tracer.err")"
+        floor=0 cause="btrfs metadata by window on $kver (said so)"
+    fi
+    python3 "$AMP_ROOT/tests/checks.py" stack "$TRACE_OUT" "${STACK_DISKS// /,}" "${STACK_LAYERS// /,}" "$floor"
+    ok "$stack $fs, --dev ${dev[*]:1}${dev[*]:+ }(${how}): pages exact, every layer's counter, $cause"
 }
 
 [[ -z ${AMP_T42_CASES-} ]] || run_case plain xfs disk   # asked for: the whole disk beside them
