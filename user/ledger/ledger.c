@@ -134,6 +134,10 @@ struct ledger {
 		int nr;
 	} *mirrors;			/* RAID1s' legs (ledger_mirror) */
 	size_t nr_mirrors, cap_mirrors;
+	struct disk_alias {
+		__u32 layer, disk;
+	} *aliases;			/* ledger_disk_alias */
+	size_t nr_aliases, cap_aliases;
 };
 
 struct ledger *ledger_new(ledger_emit_fn emit, void *ctx, int devs_fd)
@@ -218,6 +222,26 @@ int ledger_mirror(struct ledger *l, const __u32 *legs, int nr_legs)
 	memcpy(m->legs, legs, nr_legs * sizeof(legs[0]));
 	m->nr = nr_legs;
 	return 0;
+}
+
+int ledger_disk_alias(struct ledger *l, __u32 layer, __u32 disk)
+{
+	struct disk_alias *a = amp_row(&l->aliases, &l->nr_aliases, &l->cap_aliases,
+				       sizeof(*a), &layer, sizeof(layer));
+
+	if (!a)
+		return -1;
+	a->disk = disk;
+	return 0;
+}
+
+/* The disk whose write-out windows an entry on disk shares. */
+static __u32 window_disk(const struct ledger *l, __u32 disk)
+{
+	for (size_t i = 0; i < l->nr_aliases; i++)
+		if (l->aliases[i].layer == disk)
+			return l->aliases[i].disk;
+	return disk;
 }
 
 /* A transaction's bytes by cause, written on disk: or, where disk is a
@@ -624,7 +648,7 @@ void ledger_entry(struct ledger *l, const struct amp_entry *e)
 		else
 			h->pending_txns++;
 	}
-	w = e->disk && e->pages_dirtied ? window_of(l, e->disk) : NULL;
+	w = e->disk && e->pages_dirtied ? window_of(l, window_disk(l, e->disk)) : NULL;
 	if (w && !amp_grow(&w->entries, &w->cap, w->nr + 1, sizeof(*w->entries))) {
 		w->entries[w->nr++] = h;
 		w->pages += e->pages_dirtied;
@@ -959,5 +983,6 @@ void ledger_free(struct ledger *l)
 	free(l->parked);
 	free(l->disks);
 	free(l->mirrors);
+	free(l->aliases);
 	free(l);
 }

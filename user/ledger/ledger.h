@@ -54,6 +54,10 @@ void ledger_unsettled(struct ledger *l, struct unsettled *u);
  * parts.  0, or -1 if out of room (then to one of them). */
 #define AMP_LEDGER_MIRROR_LEGS 8
 int ledger_mirror(struct ledger *l, const __u32 *legs, int nr_legs);
+/* Entries whose filesystem is on layer (a dm or md device, which writes
+ * nothing itself) share the write-out windows of disk, a disk below it:
+ * 0, or -1 if out of room. */
+int ledger_disk_alias(struct ledger *l, __u32 layer, __u32 disk);
 void ledger_entry(struct ledger *l, const struct amp_entry *e);
 void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec);
 void ledger_txn_late(struct ledger *l, const struct amp_txn_late *rec);

@@ -43,6 +43,15 @@ static int sysfs_dir(__u32 kdev, char *real)
 	return realpath(path, real) ? 0 : -1;
 }
 
+__u32 blockdev_devno(const char *name)
+{
+	char path[PATH_MAX];
+	__u32 kdev;
+
+	snprintf(path, sizeof(path), "/sys/class/block/%s/dev", name);
+	return read_devno(path, &kdev) ? 0 : kdev;
+}
+
 int blockdev_name(__u32 kdev, char *buf, size_t len)
 {
 	char real[PATH_MAX], *base;
@@ -132,6 +141,42 @@ int blockdev_md_disks(const char *name, __u32 *disks, int max)
 	}
 	closedir(d);
 	return n;
+}
+
+/* The first (by name) of a device's slaves into out: 0, or -1 if none. */
+static int first_slave(const char *name, char *out, size_t len)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	int found = -1;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/sys/class/block/%s/slaves", name);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || strlen(de->d_name) >= len)
+			continue;
+		if (found < 0 || strcmp(de->d_name, out) < 0)
+			snprintf(out, len, "%s", de->d_name);
+		found = 0;
+	}
+	closedir(d);
+	return found;
+}
+
+__u32 blockdev_bottom_disk(const char *name)
+{
+	char cur[NAME_MAX + 1], below[NAME_MAX + 1];
+	__u32 kdev;
+
+	snprintf(cur, sizeof(cur), "%s", name);
+	for (int depth = 0; depth < 8 && !first_slave(cur, below, sizeof(below)); depth++)
+		snprintf(cur, sizeof(cur), "%s", below);
+	if (!strcmp(cur, name) || !(kdev = blockdev_devno(cur)))
+		return 0;
+	return blockdev_partition_disk(kdev) ?: kdev;
 }
 
 bool blockdev_in_stack(const struct blockdev_stack *s, __u32 kdev)

@@ -25,6 +25,8 @@ struct blockdev_stack {
 int blockdev_resolve(const char *arg, struct blockdev_stack *s);
 bool blockdev_in_stack(const struct blockdev_stack *s, __u32 kdev);
 
+/* A device's number by its sysfs name; 0 if unknown. */
+__u32 blockdev_devno(const char *name);
 /* A device's sysfs name (dm-0, loop0p1) into buf: 0, or -1. */
 int blockdev_name(__u32 kdev, char *buf, size_t len);
 /* The disk a partition is on; 0 for anything else. */
@@ -39,5 +41,8 @@ int blockdev_md_level(const char *name, char *buf, size_t len);
 /* The disks an md device's members are (a partition's disk): how many
  * into disks (at most max), or -1. */
 int blockdev_md_disks(const char *name, __u32 *disks, int max);
+/* The first disk below a dm or md device (its slaves followed down, a
+ * partition's disk); 0 if none. */
+__u32 blockdev_bottom_disk(const char *name);
 
 #endif /* AMPTRACE_BLOCKDEV_H */

@@ -264,20 +264,26 @@ static bool stack_find(const struct trace_opts *o, enum stack_layer want,
 	return found;
 }
 
-/* Each RAID1's legs to the ledger, which shares a transaction's bytes
- * among them (each leg writes a copy). */
-static void ledger_mirrors(struct tracer *t)
+/* The stack's layers to the ledger: a filesystem on a dm or md device
+ * shares the write-out windows of the first disk below it, and a RAID1's
+ * legs share its transactions' bytes (each leg writes a copy). */
+static void ledger_layers(struct tracer *t)
 {
-	__u32 disks[AMP_LEDGER_MIRROR_LEGS];
+	__u32 disks[AMP_LEDGER_MIRROR_LEGS], kdev, disk;
 	char **names, level[32];
 	int n = stack_names(t->opts, &names), legs;
 
-	for (int i = 0; i < n; i++)
-		if (names[i] && layer_is(names[i], LAYER_MD_RAID1, level, sizeof(level)) &&
+	for (int i = 0; i < n; i++) {
+		if (!names[i] || !blockdev_bio_layer(names[i]))
+			continue;
+		if ((kdev = blockdev_devno(names[i])) && (disk = blockdev_bottom_disk(names[i])))
+			ledger_disk_alias(t->ledger, kdev, disk);
+		if (layer_is(names[i], LAYER_MD_RAID1, level, sizeof(level)) &&
 		    (legs = blockdev_md_disks(names[i], disks, AMP_LEDGER_MIRROR_LEGS)) > 1 &&
 		    ledger_mirror(t->ledger, disks, legs))
 			fprintf(stderr, "amptrace: %s: its legs' journal bytes by cause all go to "
 				"one of them (no room)\n", names[i]);
+	}
 	if (n >= 0)
 		free_names(names, n);
 }
@@ -933,7 +939,7 @@ static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, i
 	if (!t->settler)
 		return -1;
 	ledger_unsettled(t->ledger, settler_held(t->settler));
-	ledger_mirrors(t);
+	ledger_layers(t);
 	return 0;
 }
 
