@@ -84,7 +84,9 @@ def check_synth(expect_path, trace_path, dev, page_size, copies=1):
             owner[p] = got["id"]
         if not got["settled"] or got["folios_written"] != got["folios_dirtied"]:
             fail(f"entry {exp['entry']}: {got['folios_written']}/{got['folios_dirtied']} "
-                 "folios written after sync")
+                 f"folios written after sync (settled {got['settled']}, its runs "
+                 f"{[(r['page'], r['npages'], r.get('written')) for r in got['scatter']]}, "
+                 f"dev_bytes {got['dev_bytes']}; {describe_uncharged(summary, device(summary, dev))})")
     ok(f"all {len(owner)} pages charged to the entry that dirtied them, none twice")
 
     npages = sum(e["pages_dirtied"] for e in mine)
