@@ -245,23 +245,14 @@ static void free_names(char **names, int n)
 	free(names);
 }
 
-/* The first device of the stack that is such a layer: its name to name
- * (and an md device's level to level), or false. */
-static bool stack_find(const struct trace_opts *o, enum stack_layer want,
-		       char *name, char *level, size_t len)
+/* The first of names (n of them) that is such a layer (an md device's
+ * level to level), or NULL. */
+static const char *stack_find(char **names, int n, enum stack_layer want, char *level, size_t len)
 {
-	char **names;
-	int n = stack_names(o, &names);
-	bool found = false;
-
-	for (int i = 0; i < n && !found; i++)
-		if (names[i] && layer_is(names[i], want, level, len)) {
-			snprintf(name, AMP_DISK_NAME_LEN, "%.*s", AMP_DISK_NAME_LEN - 1, names[i]);
-			found = true;
-		}
-	if (n >= 0)
-		free_names(names, n);
-	return found;
+	for (int i = 0; i < n; i++)
+		if (names[i] && layer_is(names[i], want, level, len))
+			return names[i];
+	return NULL;
 }
 
 /* The stack's layers to the ledger: a filesystem on a dm or md device
@@ -357,18 +348,22 @@ static const char *configure_md_raid1(struct amptrace *skel)
 
 static void configure_stack(const struct trace_opts *o, struct amptrace *skel)
 {
-	char name[AMP_DISK_NAME_LEN], level[32];
-	const char *why;
+	char **names, level[32];
+	int n = stack_names(o, &names);
+	const char *name, *why;
 
-	if (stack_find(o, LAYER_MD_OTHER, name, level, sizeof(level)))
+	if (n < 0)
+		return;
+	if ((name = stack_find(names, n, LAYER_MD_OTHER, level, sizeof(level))))
 		fprintf(stderr, "amptrace: md layers other than RAID1 not walked (%s: %s): its row "
 			"shows only its counter\n", name, level);
-	if (stack_find(o, LAYER_MD_RAID1, name, level, sizeof(level)) &&
+	if ((name = stack_find(names, n, LAYER_MD_RAID1, level, sizeof(level))) &&
 	    (why = configure_md_raid1(skel)))
 		fprintf(stderr, "amptrace: md RAID1 not walked (%s): %s's row shows only its "
 			"counter, and a leg's copy of a page goes to other\n", why, name);
-	if (stack_find(o, LAYER_DM, name, level, sizeof(level)))
+	if (stack_find(names, n, LAYER_DM, level, sizeof(level)))
 		configure_dm(skel);
+	free_names(names, n);
 }
 
 /*
