@@ -251,12 +251,8 @@ make_stackfs() {
             truncate -s "${size}M" "$img.$leg"
             at_exit rm -f "$img.$leg"
             if [[ $stack == part+* ]]; then
-                command -v sfdisk >/dev/null || skip "sfdisk not installed (apt-get install fdisk)"
-                printf 'label: dos\nstart=2048, type=fd\n' | sfdisk -q "$img.$leg" >/dev/null
-                dev=$(losetup -fP --show "$img.$leg")
-                at_exit losetup -d "$dev"
-                wait_for "[[ -b ${dev}p1 ]]" 5 ||
-                    skip "this kernel shows no partition of a loop device ($dev; the qemu guests do)"
+                _loop_partitioned "$img.$leg" fd   # Linux RAID
+                dev=$_LOOP_DEV
                 legs+=("${dev}p1") layers+=("${dev##*/}" "${dev##*/}p1")
             else
                 dev=$(losetup -f --show "$img.$leg")
@@ -288,12 +284,8 @@ make_stackfs() {
         layers=("${dev##*/}" "${cur##*/}")
         stack=${stack#part}; stack=${stack#+}
     elif [[ $stack == part || $stack == part+* ]]; then
-        command -v sfdisk >/dev/null || skip "sfdisk not installed (apt-get install fdisk)"
-        printf 'label: dos\nstart=2048, type=83\n' | sfdisk -q "$img" >/dev/null
-        dev=$(losetup -fP --show "$img")
-        at_exit losetup -d "$dev"
-        wait_for "[[ -b ${dev}p1 ]]" 5 ||
-            skip "this kernel shows no partition of a loop device ($dev; the qemu guests do)"
+        _loop_partitioned "$img" 83
+        dev=$_LOOP_DEV
         cur=${dev}p1
         layers=("${dev##*/}" "${cur##*/}")
         stack=${stack#part}; stack=${stack#+}
@@ -339,6 +331,20 @@ make_stackfs() {
     sync
     _wait_quiet "$mp" 3 20
     _log "make_stackfs: $fstype ${size}MB on $1: $STACK_TOP_PATH ($STACK_LAYERS), at $mp"
+}
+
+# _loop_partitioned IMG TYPE: an MBR table of one partition of TYPE (83,
+# fd) on IMG, IMG on a loop device with partitions (`losetup -P`), its
+# name in _LOOP_DEV (a global: at_exit must run in the caller's shell).
+# Skips where the kernel shows no partition of a loop device.
+_LOOP_DEV=''
+_loop_partitioned() {
+    command -v sfdisk >/dev/null || skip "sfdisk not installed (apt-get install fdisk)"
+    printf 'label: dos\nstart=2048, type=%s\n' "$2" | sfdisk -q "$1" >/dev/null
+    _LOOP_DEV=$(losetup -fP --show "$1")
+    at_exit losetup -d "$_LOOP_DEV"
+    wait_for "[[ -b ${_LOOP_DEV}p1 ]]" 5 ||
+        skip "this kernel shows no partition of a loop device ($_LOOP_DEV; the qemu guests do)"
 }
 
 # blockdev_sysname PATH: sysfs's name (dm-0, loop0p1) of a block special
