@@ -6,6 +6,15 @@
       count; classes = /sys/block counter within 1% (the tracer's read and
       the driver's own); no losses; append costs far less per line than
       each journald on every filesystem.
+  compare_checks.py stacks JSON FS,.. STACKS,.. TARGETS,.. WORKLOAD HTML
+      per (filesystem, target): each stack's row ok with its lines; the
+      row's classes = the sum of its bottom disks' counters (the tracer's
+      read and the driver's own); each layer above the disks (partition,
+      dm, md) charged its own counter's bytes; a RAID1 row has two disks
+      and two copies, and its disks' data bytes are twice the md row's;
+      for append, the file's data pages are the same on every stack (a
+      RAID1's: twice them); no losses.  The page has the stacks section,
+      each row's bytes per line on it.
   compare_checks.py mitigation JSON
       per journald version, Storage=volatile+rsyslog costs at most half of
       persistent journald per line, on every filesystem and workload; its
@@ -72,7 +81,8 @@ def check_results(path, fss, targets, workloads):
     doc = json.load(open(path))
     if doc.get("type") != "compare" or not doc.get("complete"):
         fail(f"{path}: not a complete compare document")
-    res = {(r["fs"], r["target"], r["workload"]): r for r in doc["results"]}
+    res = {(r["fs"], r["target"], r["workload"]): r for r in doc["results"]
+           if r.get("stack", "plain") == "plain"}
     want_lines = {"one": 1, "untar": 5000, "rmrf": 5000}
     for fs in fss:
         for t in targets:
@@ -115,6 +125,76 @@ def check_results(path, fss, targets, workloads):
                              f"{j:.0f} B/line (want at most half)")
                     ok(f"{fs}/{w}: append {a:.0f} B/line vs {jt} {j:.0f} B/line "
                        f"({j / a:.1f}x)")
+
+
+def check_stacks(path, fss, specs, targets, workload, page):
+    doc = json.load(open(path))
+    if doc.get("type") != "compare" or not doc.get("complete") or doc.get("version") != 3:
+        fail(f"{path}: not a complete version-3 compare document")
+    if doc["config"].get("stacks") != specs:
+        fail(f"config stacks {doc['config'].get('stacks')}, asked for {specs}")
+    html = unescape(open(page).read())
+    if "What the storage stack adds" not in html:
+        fail(f"{page}: no stacks section")
+    for fs in fss:
+        for target in targets:
+            check_stack_rows(doc, fs, specs, target, workload, html)
+    ok(f"{page}: stacks section, every row's bytes per line")
+
+
+def check_stack_rows(doc, fs, specs, target, workload, html):
+    rows = {r.get("stack"): r for r in doc["results"]
+            if (r["fs"], r["target"], r["workload"]) == (fs, target, workload)}
+    n = int(workload.split(":")[1]) if ":" in workload else 1
+    for st in specs:
+        r = rows.get(st)
+        if r is None or r["status"] != "ok":
+            fail(f"{st}: {'no row' if r is None else r['status'] + ': ' + str(r.get('error'))}")
+        if r["lines"] != n:
+            fail(f"{st}: {r['lines']} lines, expected {n}")
+        dev, ctr, own = r["device_bytes"], r["counter_bytes"], r["window_counter_bytes"]
+        if ctr is None or not within(dev, ctr, 0.01) or not within(dev, own, 0.01):
+            fail(f"{st}: classes {dev} B on {r['disks']} vs their counters {ctr} (tracer's) "
+                 f"and {own} (own read)")
+        if r["losses"]:
+            fail(f"{st}: tracer losses {r['losses']}")
+        want_disks = 2 if "raid1" in st.split("+") else 1
+        if len(r["disks"]) != want_disks or r["copies"] != want_disks:
+            fail(f"{st}: disks {r['disks']}, copies {r['copies']}; expected {want_disks}")
+        kinds = {"part": "partition", "lvm": "dm", "crypt": "dm", "raid1": "md"}
+        want_layers = sorted(kinds[x] for x in st.split("+") if x in kinds
+                             for _ in range(want_disks if x == "part" else 1))
+        got = sorted(x.get("layer") for x in r["layers"])
+        if got != want_layers:
+            fail(f"{st}: layers {got}, expected {want_layers}")
+        for x in r["layers"]:
+            if not x.get("walked") or x["counter_bytes"] is None or \
+                    not within(x["bytes"], x["counter_bytes"], 0.01):
+                fail(f"{st}: layer {x['name']} ({x['layer']}) charged {x['bytes']} B, its "
+                     f"counter {x['counter_bytes']}, walked {x.get('walked')}")
+        ok(f"{fs:5} {target:12} {st:12} {dev:7} B on {' '.join(r['disks'])} = counters {ctr} (own read {own}); "
+           + "; ".join(f"{x['name']} ({x['layer']}) {x['bytes']} = {x['counter_bytes']}"
+                       for x in r["layers"]))
+        if want_disks == 2:
+            md = next(x for x in r["layers"] if x["layer"] == "md")
+            if r["classes"]["data"] != 2 * md["classes"].get("data", 0):
+                fail(f"{st}: disks' data {r['classes']['data']} B is not twice the md "
+                     f"row's {md['classes'].get('data')}")
+            ok(f"{st}: the disks' data {r['classes']['data']} B = 2 x md's "
+               f"{md['classes'].get('data')}")
+    if "plain" in rows and target == "append":
+        base = rows["plain"]["classes"]["data"]
+        for st in specs:
+            d = rows[st]["classes"]["data"]
+            if d != rows[st]["copies"] * base:
+                fail(f"{st}: data {d} B, the whole disk's {base} x {rows[st]['copies']} copies "
+                     "expected (the same file pages)")
+        ok(f"data bytes: {base} on the whole disk, " + ", ".join(
+            f"{st} {rows[st]['classes']['data']}" for st in specs if st != "plain"))
+    for st in specs:
+        bpl = f"{rows[st]['bytes_per_line']:,.0f}"
+        if bpl not in html:
+            fail(f"{fs}/{st}/{target}: its {bpl} bytes per line not on the page")
 
 
 def check_mitigation(path):
@@ -398,6 +478,15 @@ def check_leftovers(logpath):
             d = line.split(":", 1)[0]
             left.append(f"loop device {d} on {img}")
             subprocess.run(["losetup", "-d", d], check=False)
+    # --stack's dm and md devices (their names carry compare's pid).
+    for name in re.findall(r"dm device (\S+) made over", log):
+        if subprocess.run(["dmsetup", "info", name], capture_output=True).returncode == 0:
+            left.append(f"dm device {name}")
+            subprocess.run(["dmsetup", "remove", "--noudevsync", name], check=False)
+    for md in re.findall(r"md device (md\d+) made of", log):
+        if os.path.exists(f"/sys/block/{md}/md"):
+            left.append(f"md device {md}")
+            subprocess.run(["mdadm", "--stop", f"/dev/{md}"], check=False)
     for mid, n in ns:
         for p in (f"/run/systemd/journal.{n}", f"/run/systemd/journald@{n}.conf.d",
                   f"/var/log/journal/{mid}.{n}", f"/run/log/journal/{mid}.{n}"):
@@ -488,6 +577,9 @@ if __name__ == "__main__":
         check_leftovers(args[0])
     elif cmd == "png":
         check_png(args[0], args[1:])
+    elif cmd == "stacks":
+        check_stacks(args[0], args[1].split(","), args[2].split(","), args[3].split(","),
+                     args[4], args[5])
     elif cmd == "mitigation":
         check_mitigation(args[0])
     elif cmd == "tree":

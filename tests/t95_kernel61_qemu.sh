@@ -9,5 +9,6 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
 qemu_need_accel
-# With them, the stacked storage (partitions, LVM, LUKS; ~8 min emulated).
-qemu_core_tests "Debian 12's 6.1 kernel" t42
+# With them, the stacked storage (partitions, LVM, LUKS, RAID1; ~18 min
+# emulated) and compare --stack over them (~1.5 min).
+qemu_core_tests "Debian 12's 6.1 kernel" t42 t43

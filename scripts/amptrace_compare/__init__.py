@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
-"""amptrace compare: one logging workload on several loop filesystems and
-log targets, side by side (`amptrace compare --help`, amptrace-compare(8)).
+"""amptrace compare: one logging workload on several loop filesystems,
+storage stacks and log targets, side by side (`amptrace compare --help`, amptrace-compare(8)).
 
 Modules, ground floor first (each imports only modules above it):
   util       errors, log lines, the undo stack, signals, child processes
   paths      where amptrace, the writer and journald are
   audit      kernel audit on or off (journald 257 turns it on)
   devices    loop devices, filesystems, the safety checks, the /sys/block counter
+  stacks     --stack: partitions, LVM, LUKS, md RAID1 over the loop disks
   targets    what a line is, rsyslogd, the O_APPEND writer
   rootfs     another Debian release's root, for its journald (a chroot)
   journald   journald@VERSION[:settings] targets, Storage=volatile+rsyslog
@@ -18,7 +19,7 @@ Modules, ground floor first (each imports only modules above it):
   table      the text table and the live screen
   verdict    the verdict paragraphs, computed from the rows
   page       the HTML page
-  driver     the run: filesystems x targets x workloads
+  driver     the run: filesystems x stacks x targets x workloads
   cli        options and main()
 Python 3 standard library only.
 """

@@ -3,7 +3,7 @@
 line (per file for untar and rmrf), from the summary's
 devices[].btrfs_trees.  It answers "why does one line cost 250 KB on
 btrfs": which trees its commits and fsyncs copied."""
-from .util import fmt_int
+from .util import fmt_int, fs_text
 
 # (header, keys of devices[].btrfs_trees summed into the column)
 TREES = [
@@ -28,7 +28,7 @@ def trees_text(rows):
     rows = [r for r in rows if r.get("status", "ok") == "ok" and r.get("btrfs_trees")]
     if not rows:
         return []
-    names = [f"{r['fs']} {r['target']} {r['workload']}" for r in rows]
+    names = [f"{fs_text(r)} {r['target']} {r['workload']}" for r in rows]
     w = max(len(n) for n in names + ["RUN"])
     out = ["", "btrfs metadata by tree, bytes per line (amptrace's devices[].btrfs_trees):",
            f"{'RUN':<{w}} " + " ".join(f"{h:>9}" for h, _ in TREES) + f" {'TOTAL':>9}"]

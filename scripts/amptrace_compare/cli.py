@@ -8,7 +8,7 @@ import signal
 import sys
 import tempfile
 
-from . import catalog, util
+from . import catalog, stacks, util
 from .devices import FILESYSTEMS, FS_MIN_MB, check_scratch
 from .driver import Compare
 from .page import render_html
@@ -29,8 +29,9 @@ def parse_args(argv):
     p = Parser(
         prog="amptrace compare",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="The same logging workload on several loop filesystems and log "
-                    "targets, traced by amptrace; one row per (filesystem, target, workload).",
+        description="The same logging workload on several loop filesystems, storage "
+                    "stacks and log targets, traced by amptrace; one row per (filesystem, "
+                    "stack, target, workload).",
         epilog="""targets (-t, comma-separated):
   journald[@V][:Setting=value...]
                       a private journald (a namespace instance) of version V
@@ -53,7 +54,17 @@ workloads (-w, comma-separated or repeated):
                       of N files (default 5000), then sync; a row's unit is a file
   rmrf[:N]            rm -rf of that tree, then sync
 
-Each (filesystem, target): a fresh mkfs on that filesystem's loop device, the
+stacks (--stack, comma-separated; layers from the disk up, joined by '+'):
+  plain               the whole loop disk (the default)
+  part                a partition (MBR, from 1 MiB), as installers make
+  lvm                 dm-linear, what LVM makes of a volume
+  crypt               dm-crypt aes-xts-plain64 (LUKS's data path; a fixed test key)
+  raid1               md RAID1 of two loop disks (metadata 1.2, no bitmap)
+  e.g. lvm+crypt (LUKS on LVM), crypt+lvm (LVM on LUKS), part+raid1.  A row's
+  bytes are its disks' (both legs of a RAID1): what wears the device.  Needs
+  sfdisk, dmsetup, mdadm and a kernel with device-mapper / md as the layers ask.
+
+Each (filesystem, stack, target): a fresh mkfs on that stack's device, the
 target started on it, then per workload: amptrace trace, the lines, syncfs,
 the tracer's summary.  Needs root.  Leaves nothing behind, also on Ctrl-C.
 
@@ -61,6 +72,7 @@ examples:
   amptrace compare -f ext4,xfs -t journald,append -w one,burst:10
   amptrace compare --journald 252,257 -t journald,journald:Storage=volatile+rsyslog,rsyslog
   amptrace compare -f ext4,ext4nj,xfs,btrfs -w untar,rmrf
+  amptrace compare -f ext4 --stack plain,lvm,crypt,raid1 -t journald,append
   amptrace compare -w bulk --json > bulk.json
   amptrace compare -w trickle:5:60 --html trickle.html
   amptrace compare --load bulk.json --html bulk.html""")
@@ -74,6 +86,9 @@ examples:
                         "(default: the host's)")
     p.add_argument("-w", "--workload", action="append",
                    help="workload(s), see below (default: one,burst:10)")
+    p.add_argument("--stack", default="plain",
+                   help=f"storage stacks under each filesystem, comma-separated: "
+                        f"{stacks.STACKS_HELP} (default: plain)")
     p.add_argument("--line-bytes", type=int, default=100,
                    help="bytes of a line's message, newline included (default 100)")
     p.add_argument("--fields", type=int, default=0,
@@ -107,6 +122,14 @@ examples:
             raise UsageError(f"unknown filesystem '{fs}' (choose from {', '.join(FILESYSTEMS)})")
         if a.fs_size < FS_MIN_MB[fs]:
             raise UsageError(f"--fs-size {a.fs_size}: {fs} needs at least {FS_MIN_MB[fs]} MB")
+    a.stacks = [x for x in a.stack.split(",") if x]
+    for st in a.stacks:
+        try:
+            stacks.parse(st)
+        except ValueError as e:
+            raise UsageError(f"--stack: {e}")
+    if not a.stacks or len(set(a.stacks)) != len(a.stacks):
+        raise UsageError("--stack: one or more stacks, each once")
     a.journald_versions = [x for x in (a.journald or "").split(",") if x] or \
         catalog.default_versions()
     if any(not v.isdigit() for v in a.journald_versions) or \
@@ -183,6 +206,7 @@ def main(argv):
     screen = None
     try:
         try:
+            stacks.check_kernel(cfg.stacks)
             base = os.path.realpath(cfg.scratch or tempfile.gettempdir())
             if not os.path.isdir(base):
                 raise Refused(f"scratch folder {base} does not exist")
@@ -193,6 +217,7 @@ def main(argv):
             cmp_.scratch = scratch
             log(f"scratch folder {scratch}")
             title = (f"amptrace compare: {len(cfg.filesystems)} filesystems × "
+                     + (f"{len(cfg.stacks)} stacks × " if cfg.stacks != ["plain"] else "") +
                      f"{len(cmp_.targets)} targets × {len(cmp_.workloads)} workloads; "
                      f"line {len(text_line(1, cfg))} B")
             screen = util.SCREEN = Screen(table_out, cmp_.rows, title)

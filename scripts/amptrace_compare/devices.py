@@ -6,6 +6,7 @@ mkfs / mount / umount."""
 import contextlib
 import os
 import re
+import subprocess
 import time
 
 from .util import CLEANUP, Refused, RunFailed, log, mkdir_tracked, rm_rf_if_there, run, sleep, \
@@ -26,20 +27,24 @@ MKFS = {
 }
 
 
-def devstat(name):
-    """(bytes written, write I/Os) from /sys/block/NAME/stat."""
-    with open(f"/sys/block/{name}/stat") as f:
-        v = f.read().split()
-    return int(v[6]) * 512, int(v[4])
+def devstat(names):
+    """(bytes written, write I/Os) from /sys/class/block/NAME/stat, summed
+    over NAMES (one name, or a stack's bottom disks: a RAID1's legs)."""
+    b = ios = 0
+    for name in [names] if isinstance(names, str) else names:
+        with open(f"/sys/class/block/{name}/stat") as f:
+            v = f.read().split()
+        b, ios = b + int(v[6]) * 512, ios + int(v[4])
+    return b, ios
 
 
-def wait_quiet(name, quiet_s, timeout_s):
-    """Until the device has written nothing for quiet_s seconds (or timeout)."""
-    last = devstat(name)[0]
+def wait_quiet(names, quiet_s, timeout_s):
+    """Until the devices have written nothing for quiet_s seconds (or timeout)."""
+    last = devstat(names)[0]
     since = start = time.monotonic()
     while time.monotonic() - since < quiet_s and time.monotonic() - start < timeout_s:
         sleep(0.25)
-        cur = devstat(name)[0]
+        cur = devstat(names)[0]
         if cur != last:
             last, since = cur, time.monotonic()
     return time.monotonic() - since >= quiet_s
@@ -136,17 +141,24 @@ class LoopDev:
     destructive step first re-checks that the device is still backed by our
     image, so it can never act on a loop device it did not attach."""
 
-    def __init__(self, scratch, fs, size_mb):
+    def __init__(self, scratch, fs, size_mb, img=None, part_type=None):
         self.fs = fs
-        self.img = os.path.join(scratch, f"{fs}.img")
+        self.img = os.path.join(scratch, f"{img or fs}.img")
         self.dev = self.name = None
         CLEANUP.push(f"rm {self.img}", rm_rf_if_there, self.img)
         with open(self.img, "xb") as f:
             f.truncate(size_mb << 20)       # sparse: costs no disk until written
+        if part_type:
+            # One partition from 1 MiB to the end, as installers make them.
+            r = subprocess.run(["sfdisk", "-q", self.img], input=f"label: dos\nstart=2048, "
+                               f"type={part_type}\n", capture_output=True, text=True)
+            if r.returncode:
+                raise RunFailed(f"sfdisk {self.img}: {r.stderr.strip() or r.returncode}")
         # Registered before losetup: if we are interrupted before its answer
         # arrives, the device is still found by its backing file.
         CLEANUP.push(f"detach loop of {self.img}", self.detach)
-        self.dev = run(["losetup", "-f", "--show", self.img]).stdout.strip()
+        self.dev = run(["losetup", "-f", "--show"] + (["-P"] if part_type else []) +
+                       [self.img]).stdout.strip()
         self.name = os.path.basename(self.dev)
         self.verify()
         if loop_under(scratch) == self.name:

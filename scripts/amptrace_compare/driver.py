@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The run: per filesystem one loop device; per target a fresh mkfs, the
+"""The run: per filesystem and storage stack one device (a loop disk, or
+the layers --stack names over loop disks); per target a fresh mkfs, the
 target started and left to go quiet; per workload one traced window.  Rows
 fill in as windows close; the JSON document is built from them."""
 import contextlib
@@ -11,7 +12,8 @@ import subprocess
 import time
 
 from . import audit, catalog
-from .devices import LoopDev, check_not_under, devstat, mount_fs, wait_quiet
+from . import stacks
+from .devices import check_not_under, devstat, mount_fs, wait_quiet
 from .journald import JOURNALD_LOCK
 from .targets import text_line
 from .tracer import Tracer, result_from_summary
@@ -33,18 +35,19 @@ class Compare:
         self.rows = []
         for w in self.workloads:
             for fs in cfg.filesystems:
-                for t, _, ws in self.targets:
-                    if w in ws:
-                        self.rows.append({"fs": fs, "target": t, "workload": w.name,
-                                          "status": "pending"})
+                for st in cfg.stacks:
+                    for t, _, ws in self.targets:
+                        if w in ws:
+                            self.rows.append({"fs": fs, "stack": st, "target": t,
+                                              "workload": w.name, "status": "pending"})
         self.started = datetime.datetime.now(datetime.timezone.utc)
         self.t0 = time.monotonic()
         self.complete = False
         self.interrupted = None
 
-    def row(self, fs, target, wname):
-        return next(r for r in self.rows
-                    if (r["fs"], r["target"], r["workload"]) == (fs, target, wname))
+    def row(self, dev, target, wname):
+        return next(r for r in self.rows if (r["fs"], r["stack"], r["target"], r["workload"])
+                    == (dev.fs, dev.spec, target, wname))
 
     def document(self):
         cfg = self.cfg
@@ -52,14 +55,16 @@ class Compare:
             "type": "compare",
             # 2: journald targets named journald@VERSION[:settings]; rows
             # with unit, audit, startup_bytes, own_bytes, journald{}.
-            "version": 2,
+            # 3: a row per storage stack too: stack, disks, copies, layers[].
+            "version": 3,
             "complete": self.complete,
             "interrupted": self.interrupted,
             "started": self.started.isoformat(timespec="seconds"),
             "duration_s": round(time.monotonic() - self.t0, 1),
             "host": host_info(),
             "config": {
-                "filesystems": cfg.filesystems, "targets": [t for t, _, _ in self.targets],
+                "filesystems": cfg.filesystems, "stacks": cfg.stacks,
+                "targets": [t for t, _, _ in self.targets],
                 "journald_versions": cfg.journald_versions,
                 "workloads": [w.as_json() for w in self.workloads],
                 "line_bytes": cfg.line_bytes, "fields": cfg.fields,
@@ -75,52 +80,61 @@ class Compare:
         total = len(self.rows)
         done = 0
         for fs in cfg.filesystems:
-            with CLEANUP.scope():
-                loop = None
-                for tname, make, workloads in self.targets:
-                    rows = [self.row(fs, tname, w.name) for w in workloads]
+            for spec in cfg.stacks:
+                with CLEANUP.scope():
                     try:
-                        if loop is None:
-                            loop = LoopDev(self.scratch, fs, cfg.fs_size)
-                        self.run_target(loop, fs, tname, make, workloads, screen, done, total)
+                        dev = stacks.Stack(self.scratch, fs, spec, cfg.fs_size)
                     except RunFailed as e:
-                        for r in rows:
-                            if r["status"] in ("pending", "running"):
-                                r.update(status="failed", error=str(e))
-                                screen.row_done(r)
-                        log(f"{fs}/{tname}: {e}", always=not screen.tty)
-                    done += len(workloads)
+                        self.fail_rows(fs, spec, None, e, screen)
+                        done += sum(len(ws) for _, _, ws in self.targets)
+                        continue
+                    for tname, make, workloads in self.targets:
+                        try:
+                            self.run_target(dev, tname, make, workloads, screen, done, total)
+                        except RunFailed as e:
+                            self.fail_rows(fs, spec, tname, e, screen)
+                        done += len(workloads)
         self.complete = True
 
-    def run_target(self, loop, fs, tname, make, workloads, screen, done, total):
+    def fail_rows(self, fs, spec, tname, e, screen):
+        """The rows of (fs, spec[, target]) not yet done fail with E."""
+        for r in self.rows:
+            if (r["fs"], r["stack"]) == (fs, spec) and tname in (None, r["target"]) and \
+                    r["status"] in ("pending", "running"):
+                r.update(status="failed", error=str(e))
+                screen.row_done(r)
+        log(f"{fs}/{spec}{'/' + tname if tname else ''}: {e}", always=not screen.tty)
+
+    def run_target(self, dev, tname, make, workloads, screen, done, total):
         cfg = self.cfg
+        where = dev.fs if dev.spec == "plain" else f"{dev.fs} on {dev.spec}"
         target = make(cfg, self.scratch)
         with CLEANUP.scope():
-            prog = lambda msg: screen.progress(f"{fs} · {tname}: {msg}")
+            prog = lambda msg: screen.progress(f"{where} · {tname}: {msg}")
             target.prepare()
             if target.needs_journald_lock:
                 self.journald_lock(prog)
             target.check_mountpoint()
             target.setup()
-            mp = target.mountpoint(fs)
+            mp = target.mountpoint(dev.fs)
             check_not_under(self.scratch, mp)
             prog("mkfs")
-            mount_fs(loop, mp)
+            mount_fs(dev, mp)
             prog(f"starting {tname}")
-            target.start(mp, fs)
-            prog(f"waiting for {loop.name} to go quiet ({cfg.settle:g} s)")
+            target.start(mp, dev.fs)
+            prog(f"waiting for {dev.name} to go quiet ({cfg.settle:g} s)")
             sleep(1)
             syncfs(mp)
-            wait_quiet(loop.name, cfg.settle, cfg.settle * 5)
-            log(f"{loop.name} quiet")
+            wait_quiet(dev.disks, cfg.settle, cfg.settle * 5)
+            log(f"{dev.name} quiet")
             seq = 1
             for i, w in enumerate(workloads):
-                r = self.row(fs, tname, w.name)
+                r = self.row(dev, tname, w.name)
                 r["status"] = "running"
-                label = f"[{done + i + 1}/{total}] {fs} · {tname} · {w.name}"
+                label = f"[{done + i + 1}/{total}] {where} · {tname} · {w.name}"
                 wprog = lambda msg, label=label: screen.progress(f"{label}: {msg}")
                 try:
-                    res = self.window(loop, mp, target, w, seq, wprog)
+                    res = self.window(dev, mp, target, w, seq, wprog)
                 except RunFailed as e:
                     r.update(status="failed", error=str(e))
                     screen.row_done(r)
@@ -136,32 +150,33 @@ class Compare:
                     # The window ended with a syncfs and a quiet second, so
                     # nothing is pending: a shorter quiet spell will do.
                     q = min(cfg.settle, 2.0)
-                    wprog(f"waiting for {loop.name} to go quiet ({q:g} s)")
-                    wait_quiet(loop.name, q, cfg.settle * 5)
+                    wprog(f"waiting for {dev.name} to go quiet ({q:g} s)")
+                    wait_quiet(dev.disks, q, cfg.settle * 5)
             prog(f"stopping {tname}")
 
-    def window(self, loop, mp, target, w, seq, prog):
-        tag = f"{loop.fs}-{target.slug}-{w.name.replace(':', '-')}"
+    def window(self, dev, mp, target, w, seq, prog):
+        spec = "" if dev.spec == "plain" else "-" + dev.spec.replace("+", "-")
+        tag = f"{dev.fs}{spec}-{target.slug}-{w.name.replace(':', '-')}"
         with CLEANUP.scope():
             if target.before_window(w, prog):
-                wait_quiet(loop.name, 1.0, 30)
+                wait_quiet(dev.disks, 1.0, 30)
             tracer = Tracer(self.scratch, tag)
             prog("starting amptrace")
             # Kernel audit on (journald 257's default): amptrace's program
             # loads become records journald stores.  Write those out before
             # the lines, and take that start-up off the row (tracer.py).
             audit_on = audit.get() in (1, 2)
-            tracer.start(loop.name, target.trace_args(), metrics=audit_on)
+            tracer.start(dev.name, target.trace_args(), metrics=audit_on)
             base = None
             if audit_on:
                 prog("writing out amptrace's start-up (kernel audit is on)")
                 syncfs(mp)
-                wait_quiet(loop.name, 1.0, 10)
-                base = tracer.baseline(loop.name, time.time())
+                wait_quiet(dev.disks, 1.0, 10)
+                base = tracer.baseline(dev.disks, time.time())
                 log(f"kernel audit on: {sum(base[0].values())} bytes written while amptrace "
                     "started, taken off the row")
             target.begin()
-            c0 = base[2] if base else devstat(loop.name)
+            c0 = base[2] if base else devstat(dev.disks)
             log("tracer attached")
             t0, t1 = w.run(target, seq, prog)
             log(f"{target.name} took {target.sent_lines} {'files' if w.files else 'lines'}")
@@ -174,18 +189,21 @@ class Compare:
             prog("syncfs")
             syncfs(mp)
             log("syncfs done")
-            wait_quiet(loop.name, 0.6, 10)
+            wait_quiet(dev.disks, 0.6, 10)
             prog("stopping amptrace")
             summary = tracer.stop()
             log("tracer summary read")
-            c1 = devstat(loop.name)
-        res = result_from_summary(summary, loop.name, target.sent_lines, target.sent_bytes,
+            c1 = devstat(dev.disks)
+        res = result_from_summary(summary, dev.disks, target.sent_lines, target.sent_bytes,
                                   base, c1[1] - c0[1] if base else None)
         res["window_counter_bytes"] = c1[0] - c0[0]     # our own read, a cross-check
         res["elapsed_s"] = round(t1 - t0, 3)
         res["lines_per_s"] = (target.sent_lines / (t1 - t0)) if w.kind == "bulk" and t1 > t0 \
             else None
-        res["device"] = loop.name
+        res["device"] = dev.name
+        res["disks"] = dev.disks
+        res["copies"] = dev.copies
+        res["layers"] = layer_rows(summary, dev)
         res["trace_preset"] = target.preset
         res["unit"] = "file" if w.files else "line"
         res["audit"] = audit_on
@@ -193,7 +211,7 @@ class Compare:
             res["journald"] = {"version": target.version, "chroot": bool(target.root),
                                "settings": dict(target.settings)}
         if not res["device_seen"]:
-            raise RunFailed(f"no device {loop.name} in the tracer's summary")
+            raise RunFailed(f"not every disk of {' '.join(dev.disks)} in the tracer's summary")
         return res
 
     def journald_lock(self, prog):
@@ -214,6 +232,22 @@ class Compare:
                                     f"{self.cfg.lock_timeout} s")
                 prog(f"waiting for {JOURNALD_LOCK} (another journald user)")
                 sleep(0.5)
+
+
+def layer_rows(summary, dev):
+    """The stack's devices above its disks, as the tracer's summary has
+    them: each one's classes (what amptrace charged at that layer) beside
+    its own /sys/class/block counter.  With kernel audit on they hold
+    amptrace's start-up too (the row's figures do not)."""
+    out = []
+    for d in summary.get("devices") or []:
+        if d.get("name") in dev.layers and d.get("name") not in dev.disks:
+            classes = {k: v for k, v in (d.get("classes") or {}).items()
+                       if isinstance(v, int)}
+            out.append({"name": d["name"], "layer": d.get("layer"), "walked": d.get("walked"),
+                        "classes": classes, "bytes": sum(classes.values()),
+                        "counter_bytes": d.get("counter_bytes")})
+    return out
 
 
 def host_info():

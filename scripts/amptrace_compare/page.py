@@ -2,10 +2,12 @@
 """The HTML page: self-contained (inline SVG, no script, nothing fetched),
 rendered from the JSON document alone, so --load draws the same page.
 
-Per filesystem: device bytes per line by class for every target (each
-journald version and setting beside rsyslog and the appends), the class
-split, lines/s for bulk, the rows, and a verdict paragraph (verdict.py).
-Then the untar / rm -rf pair across filesystems, with its own verdict."""
+Per filesystem (and storage stack): device bytes per line by class for
+every target (each journald version and setting beside rsyslog and the
+appends), the class split, lines/s for bulk, the rows, and a verdict
+paragraph (verdict.py).  With several stacks, what each adds per line
+against the whole disk.  Then the untar / rm -rf pair across
+filesystems, with its own verdict."""
 import html
 
 from . import verdict
@@ -115,6 +117,28 @@ def _section(title, sub, rows, names, unit, verdict_text, e, across_fs=False):
     return "\n".join(parts)
 
 
+def _stacks_section(rows, names, e):
+    """Each (filesystem, target) across the stacks: bytes per line by
+    class, the disks' bytes (a RAID1's two legs both)."""
+    stack = [(k, CLASS_COLORS[k]) for k, _ in CLASSES]
+    parts = ['<section><h2>What the storage stack adds <small>the disks\' bytes per line '
+             '(every leg of a RAID1): what wears the device</small></h2>']
+    text = verdict.storage(rows, names)
+    if text:
+        parts.append(f'<p class="verdict">{e(text)}</p>')
+    for wn in names:
+        wrows = sorted((r for r in rows if r["workload"] == wn),
+                       key=lambda r: (r["fs"], r["target"]))
+        parts.append(_svg_bars(wrows, lambda r: {k: (r["classes"].get(k, 0) / r["lines"])
+                                                 for k, _ in CLASSES},
+                               lambda r: f"{r['fs']} · {r['target']} · "
+                                         f"{verdict.stack_label(r.get('stack', 'plain'))}",
+                               f"{wn}: device bytes per line, by class", stacked=stack,
+                               group=lambda r: (r["fs"], r["target"])))
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
 def render_html(doc):
     cfg = doc.get("config", {})
     results = doc.get("results", [])
@@ -128,19 +152,30 @@ def render_html(doc):
                       for k, n in CLASSES)
     parts = [f'<p class="legend">{legend}</p>']
     fss = cfg.get("filesystems") or sorted({r["fs"] for r in results})
+    specs = cfg.get("stacks") or sorted({r.get("stack", "plain") for r in results})
     for fs in fss:
-        rows = [r for r in results if r.get("fs") == fs and r["workload"] in line_names]
-        if not rows:
-            continue
-        sub = "; ".join(f"{w}: {wl_desc.get(w, '')}" for w in line_names if wl_desc.get(w))
-        parts.append(_section(FS_LABEL.get(fs, fs), sub, rows, line_names, "line",
-                              verdict.filesystem(rows, line_names), e))
+        for st in specs:
+            rows = [r for r in results if r.get("fs") == fs and r.get("stack", "plain") == st
+                    and r["workload"] in line_names]
+            if not rows:
+                continue
+            sub = "; ".join(f"{w}: {wl_desc.get(w, '')}" for w in line_names if wl_desc.get(w))
+            title = FS_LABEL.get(fs, fs) + \
+                (f" on {verdict.stack_label(st)}" if len(specs) > 1 else "")
+            parts.append(_section(title, sub, rows, line_names, "line",
+                                  verdict.filesystem(rows, line_names), e))
+    if len(specs) > 1:
+        parts.append(_stacks_section([r for r in results if r["workload"] in line_names],
+                                     line_names, e))
     trows = [r for r in results if r["workload"] in file_names]
     if trows:
         sub = "; ".join(f"{w}: {wl_desc.get(w, '')}" for w in file_names)
         parts.append(_section("untar / rm -rf: a filesystem journal on metadata-heavy work",
                               sub, trows, file_names, "file",
                               verdict.files(trows, file_names), e, across_fs=True))
+    stacks_note = "" if (cfg.get("stacks") or ["plain"]) == ["plain"] else \
+        e("stacks: " + ", ".join(f"{s} = {verdict.stack_label(s)}" for s in cfg["stacks"]) +
+          "; a row's bytes are its bottom disks' (a RAID1's two legs both)") + "<br>"
     host = doc.get("host", {})
     status = "complete" if doc.get("complete") else \
         f"INCOMPLETE ({doc.get('interrupted') or 'stopped early'})"
@@ -175,6 +210,7 @@ tr.bad td {{ color: #b00; text-align: left; }}
 <p class="meta">{e(doc.get("started", ""))} · {e(status)} · kernel {e(host.get("kernel", "?"))}
 · {e(host.get("journald", ""))} · {e(host.get("rsyslog", ""))}<br>
 filesystems: {e(", ".join(f"{f} = {FS_LABEL.get(f, f)}" for f in cfg.get("filesystems", [])))}<br>
+{stacks_note}
 line: {cfg.get("text_line_bytes", "?")} bytes as text ({cfg.get("fields", 0)} extra fields) ·
 loop filesystems of {cfg.get("fs_size_mb", "?")} MB, fresh mkfs per target ·
 device bytes are amptrace's classes, which sum to /sys/block/DEV/stat (COVER){jnote}</p>

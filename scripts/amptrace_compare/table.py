@@ -1,16 +1,16 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The text table: one row per (filesystem, target, workload), and the live
+"""The text table: one row per (filesystem, stack, target, workload), and the live
 screen that redraws it on a terminal with a progress line under it."""
 import os
 import shutil
 import time
 
 from .btrfs_trees import trees_text
-from .util import fmt_bytes, fmt_int, fmt_pct, fmt_small
+from .util import fs_text, fmt_bytes, fmt_int, fmt_pct, fmt_small
 
 
 COLUMNS = [  # (header, width, key / function)
-    ("FS", 7, lambda r: r["fs"]),
+    ("FS", 7, fs_text),
     ("TARGET", 16, lambda r: r["target"]),
     ("WORKLOAD", 13, lambda r: r["workload"]),
     ("LINES", 7, lambda r: fmt_int(r.get("lines"))),
@@ -32,9 +32,9 @@ COLUMNS = [  # (header, width, key / function)
 
 def fit(rows):
     """Widen the FS, TARGET and WORKLOAD columns to the longest name."""
-    for i, key in enumerate(("fs", "target", "workload")):
+    for i in range(3):
         h, w, c = COLUMNS[i]
-        COLUMNS[i] = (h, max([w] + [len(r.get(key, "")) for r in rows]), c)
+        COLUMNS[i] = (h, max([w] + [len(c(r)) for r in rows]), c)
 
 
 def row_text(r):

@@ -68,17 +68,22 @@ class Tracer:
                          text, re.M)
         return (classes, int(stat.group(1)) if stat else None, mtime) if classes else None
 
-    def baseline(self, dev, quiet_since):
-        """The tracer's device counters once the device has been quiet since
-        QUIET_SINCE (time.time()): a metrics file written after that, read
-        between two equal /sys/block readings.  -> (classes, stat bytes,
-        (bytes, ios) of /sys/block then)."""
+    def baseline(self, disks, quiet_since):
+        """The tracer's counters of DISKS (summed) once they have been quiet
+        since QUIET_SINCE (time.time()): a metrics file written after that,
+        read between two equal /sys/block readings.  -> (classes, stat
+        bytes, (bytes, ios) of /sys/block then)."""
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
-            c = devstat(dev)
-            m = self.counters(dev)
-            if m and m[2] > quiet_since + 0.05 and m[1] is not None and devstat(dev) == c:
-                return m[0], m[1], c
+            c = devstat(disks)
+            ms = [self.counters(d) for d in disks]
+            if all(m and m[2] > quiet_since + 0.05 and m[1] is not None for m in ms) and \
+                    devstat(disks) == c:
+                classes = {}
+                for m in ms:
+                    for k, v in m[0].items():
+                        classes[k] = classes.get(k, 0) + v
+                return classes, sum(m[1] for m in ms), c
             sleep(0.2)
         raise RunFailed(f"no fresh device counters in {self.metrics} within 10 s")
 
@@ -113,18 +118,35 @@ def _num(x):
     return x if isinstance(x, (int, float)) and not isinstance(x, bool) else 0
 
 
-def result_from_summary(summary, devname, lines, logical, base=None, ios=None):
+def result_from_summary(summary, disks, lines, logical, base=None, ios=None):
     """Read the tracer's summary defensively: missing keys count as 0.
-    BASE: the start-up to take off (Tracer.baseline); IOS: the write I/Os
-    of the lines' part, from /sys/block, when there is a start-up."""
-    dev = next((d for d in summary.get("devices") or [] if d.get("name") == devname), {})
-    raw = dev.get("classes") or {}
-    classes = {k: int(_num(raw.get(k))) for k, _ in CLASSES}
-    for k, v in raw.items():                # classes a newer tracer may add
-        if k not in classes and isinstance(v, (int, float)):
-            classes[k] = int(v)
-    counter = dev.get("counter_bytes")
-    counter_ios = dev.get("counter_ios")
+    DISKS: the bottom disks whose bytes are the bill (one, or a RAID1's
+    legs: summed).  BASE: the start-up to take off (Tracer.baseline); IOS:
+    the write I/Os of the lines' part, from /sys/block, when there is a
+    start-up."""
+    by_name = {d.get("name"): d for d in summary.get("devices") or []}
+    devs = [by_name[n] for n in disks if n in by_name]
+    classes = {k: 0 for k, _ in CLASSES}
+    counter = counter_ios = tracer_ios = charged = 0
+    trees = None
+    for dev in devs:
+        for k, v in (dev.get("classes") or {}).items():   # and classes a newer tracer adds
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                classes[k] = classes.get(k, 0) + int(v)
+        counter = None if counter is None or dev.get("counter_bytes") is None else \
+            counter + dev["counter_bytes"]
+        counter_ios = None if counter_ios is None or dev.get("counter_ios") is None else \
+            counter_ios + dev["counter_ios"]
+        tracer_ios += int(_num(dev.get("ios")))
+        charged = None if charged is None or dev.get("charged_to_entries") is None else \
+            charged + dev["charged_to_entries"]
+        t = trees_of(dev)
+        if t is not None:
+            trees = trees or {}
+            for k, v in t.items():
+                trees[k] = trees.get(k, 0) + v
+    if not devs:
+        counter = counter_ios = charged = None
     startup = 0
     if base:
         bclasses, bstat, _ = base
@@ -134,7 +156,7 @@ def result_from_summary(summary, devname, lines, logical, base=None, ios=None):
         counter = counter - bstat if counter is not None else None
         counter_ios = ios
     if ios is None:
-        ios = dev.get("counter_ios", dev.get("ios"))
+        ios = counter_ios if counter_ios is not None else tracer_ios
     dev_bytes = sum(classes.values())
     losses = {k: v for k, v in (summary.get("losses") or {}).items() if _num(v)}
     procs = summary.get("processes") or []
@@ -154,10 +176,10 @@ def result_from_summary(summary, devname, lines, logical, base=None, ios=None):
         "class_share": {k: (v / dev_bytes if dev_bytes else 0.0) for k, v in classes.items()},
         "counter_bytes": counter,
         "counter_ios": counter_ios,
-        "tracer_ios": dev.get("ios"),
+        "tracer_ios": tracer_ios if devs else None,
         "coverage": (dev_bytes / counter if counter else (1.0 if dev_bytes == 0 else None))
         if counter is not None else None,
-        "charged_to_entries": dev.get("charged_to_entries"),
+        "charged_to_entries": charged,
         "entries": entries,
         "pages_dirtied": pages,
         "pages_per_line": pages / lines if lines else None,
@@ -167,8 +189,8 @@ def result_from_summary(summary, devname, lines, logical, base=None, ios=None):
         "startup_bytes": startup,
         "own_bytes": own_bytes,
         "losses": losses,
-        "device_seen": bool(dev),
+        "device_seen": len(devs) == len(disks),
         # btrfs metadata by tree, as the tracer counted it (start-up
         # included: it is not in the metrics the baseline reads).
-        "btrfs_trees": trees_of(dev),
+        "btrfs_trees": trees,
     }

@@ -259,6 +259,13 @@ def rm_rf_if_there(p):
         os.unlink(p)
 
 
+def fs_text(r):
+    """A row's filesystem: ext4, or ext4/lvm+crypt on a storage stack
+    (rows made before --stack have none)."""
+    st = r.get("stack", "plain")
+    return r["fs"] if st == "plain" else f"{r['fs']}/{st}"
+
+
 def fmt_bytes(n):
     if n is None:
         return "-"

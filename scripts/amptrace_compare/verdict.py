@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The verdicts: one paragraph per filesystem, and one for the untar / rm
--rf pair, computed from the rows alone (so --load gives the same words).
+"""The verdicts: one paragraph per filesystem, one for the untar / rm -rf
+pair, and one for the storage stacks, computed from the rows alone (so
+--load gives the same words).
 
 Per line workload on a filesystem: persistent journald of each version
 against the others; each journald setting against its version's defaults
@@ -9,6 +10,8 @@ plain appends against persistent journald; and the cheapest target.  Two
 figures within SAME of each other are called the same: a few pages move
 between runs."""
 import re
+
+from . import stacks
 
 SAME = 1.10
 
@@ -104,4 +107,34 @@ def files(rows, workloads):
         best = min(ok, key=lambda k: ok[k]["device_bytes"])
         s.append(f"fewest bytes: {best}")
         parts.append(f"{w}: " + "; ".join(s) + ".")
+    return " ".join(parts)
+
+
+def stack_label(spec):
+    try:
+        return stacks.label(spec)
+    except ValueError:
+        return spec
+
+
+def storage(rows, workloads):
+    """One paragraph: per (filesystem, target, workload), each stack's
+    bytes per line against the whole disk's (the first stack's without
+    one), so what encryption or mirroring adds per line reads off it."""
+    parts = []
+    keys = []
+    for r in rows:
+        k = (r["fs"], r["target"], r["workload"])
+        if k not in keys and r["workload"] in workloads:
+            keys.append(k)
+    for fs, t, w in keys:
+        by = {r.get("stack", "plain"): _bpl(r) for r in rows
+              if (r["fs"], r["target"], r["workload"]) == (fs, t, w) and _bpl(r)}
+        if len(by) < 2:
+            continue
+        base = "plain" if "plain" in by else next(iter(by))
+        s = [f"{stack_label(base)} {_n(by[base])} bytes per line"]
+        s += [f"{stack_label(st)} {v / by[base]:.2f}x ({_n(v)})"
+              for st, v in by.items() if st != base]
+        parts.append(f"{fs} · {t} · {w}: " + "; ".join(s) + ".")
     return " ".join(parts)
