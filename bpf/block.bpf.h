@@ -140,8 +140,11 @@ static __always_inline void walk_load_bio(struct walk *w, struct walk_acc *acc,
 		w->fb = *fb;
 		/* A RAID1's legs each walk it: the last one deletes it. */
 		if (!acc || acc->copies <= 1 ||
-		    __sync_fetch_and_add(&fb->copies_seen, 1) + 1 >= acc->copies)
+		    __sync_fetch_and_add(&fb->copies_seen, 1) + 1 >= acc->copies) {
 			bpf_map_delete_elem(&fs_bios, &key);
+			if (acc && key != (__u64)bio && w->fb.fs == AMP_FS_XFS)
+				acc->xfs_origin = key;
+		}
 	} else {
 		__builtin_memset(&w->fb, 0, sizeof(w->fb));
 	}
@@ -529,8 +532,11 @@ static __always_inline int request_done(struct request *rq, unsigned int nr_byte
 	}
 	if (acc)
 		layers_charge(acc);
+	/* On a dm or md stack, xfs tagged the bio that came to the stack (one
+	 * per request: a FUA commit record is not merged with others). */
 	if (xfs_traced)
-		xfs_walk_end((__u64)bio);	/* a read value: a scalar to the verifier */
+		xfs_walk_end(acc && acc->xfs_origin ? acc->xfs_origin
+						    : (__u64)bio);	/* a read value: a scalar to the verifier */
 	return 0;
 }
 

@@ -64,6 +64,10 @@ struct walk_acc {
 	/* The copies of the bio's pages written (RAID1: one per leg; 0 or 1:
 	 * one): a folio's owner pays each, and settles at the last. */
 	__u32 copies;
+	/* An xfs log bio this request carried the last copy of, as xfs
+	 * tagged it (the bio that came to the stack): its checkpoint's
+	 * commit record, if FUA, is then written (xfs_walk_end). */
+	__u64 xfs_origin;
 };
 
 struct {
@@ -86,17 +90,28 @@ static __always_inline void layer_add(struct layers *l, __u32 dev, const void *n
 }
 
 /* The device a bio came to, as the next layer of acc (its request's first
- * bio only). */
+ * bio only).  A partition of a dm or md device (md0p1): the device's row
+ * and the partition's, as both their counters count the bio. */
 static __always_inline void layer_add_bio(struct walk_acc *acc, struct bio *bio)
 {
 	struct block_device *bdev = BPF_CORE_READ(bio, bi_bdev);
 	struct gendisk *gd;
+	__u32 dev, disk_dev;
 
 	if (acc->first_bio_seen || !bdev)
 		return;
 	gd = BPF_CORE_READ(bdev, bd_disk);
-	layer_add(&acc->layers, BPF_CORE_READ(bdev, bd_dev), gd ? (void *)gd +
-		  bpf_core_field_offset(struct gendisk, disk_name) : NULL, acc->copies);
+	dev = BPF_CORE_READ(bdev, bd_dev);
+	if (!gd) {
+		layer_add(&acc->layers, dev, NULL, acc->copies);
+		return;
+	}
+	disk_dev = (BPF_CORE_READ(gd, major) << 20) | BPF_CORE_READ(gd, first_minor);
+	layer_add(&acc->layers, disk_dev,
+		  (void *)gd + bpf_core_field_offset(struct gendisk, disk_name), acc->copies);
+	if (disk_dev != dev)
+		layer_add(&acc->layers, dev, BPF_CORE_READ(bdev, bd_device.kobj.name),
+			  acc->copies);
 }
 
 /*
