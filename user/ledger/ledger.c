@@ -469,10 +469,12 @@ static __u64 txn_bytes(const struct known_txn *t)
 }
 
 /* The disk its bytes went to: for jbd2 the journal's device is the key;
- * a btrfs key is the filesystem's anonymous s_dev, so the walk names it. */
-static __u32 txn_disk(const struct known_txn *t)
+ * a btrfs key is the filesystem's anonymous s_dev, so the walk names it.
+ * A dm or md device (ext4 without a journal names the block device its
+ * metadata folios are of): the disk below it, which wrote them. */
+static __u32 txn_disk(const struct ledger *l, const struct known_txn *t)
 {
-	return t->st.disk ? t->st.disk : t->key.dev;
+	return window_disk(l, t->st.disk ? t->st.disk : t->key.dev);
 }
 
 /* meta bytes of btrfs transaction t on h's bill, by tree in t's own
@@ -508,7 +510,7 @@ static void credit_share(struct ledger *l, struct held *h, struct known_txn *t, 
 	h->c.meta += meta;
 	if (meta && t->st.fs == AMP_FS_BTRFS)
 		split_trees(h, t, meta);
-	credit_cause(l, txn_disk(t), share);
+	credit_cause(l, txn_disk(l, t), share);
 }
 
 /* One entry's share of a committed transaction's bytes. */
@@ -556,7 +558,7 @@ static void park_or_window(struct ledger *l, struct known_txn *t, int i, bool la
 				    .bytes = bytes, .pages = pages, .last_id = last_id };
 	return;
 window:
-	w = window_of(l, txn_disk(t));
+	w = window_of(l, txn_disk(l, t));
 	if (w)
 		w->pool += bytes;
 }
@@ -602,7 +604,7 @@ static void claim_share(struct ledger *l, struct held *h, struct known_txn *t, _
 			      t->late_waiting * handles / waiting;
 		t->late_waiting -= share;
 		h->c.meta += share;
-		credit_cause(l, txn_disk(t), share);
+		credit_cause(l, txn_disk(l, t), share);
 	}
 	/* Kernel threads' shares for a file this entry dirtied: by its
 	 * handles among those still to come; the last of them to arrive
@@ -670,7 +672,7 @@ void ledger_entry(struct ledger *l, const struct amp_entry *e)
 /* Share of a commit nobody in the trace claims: to its disk's window. */
 static void txn_release_rest(struct ledger *l, struct known_txn *t)
 {
-	struct window *w = window_of(l, txn_disk(t));
+	struct window *w = window_of(l, txn_disk(l, t));
 
 	if (w && txn_bytes(t) > t->given)
 		w->pool += txn_bytes(t) - t->given;
@@ -773,14 +775,14 @@ void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec)
 		   bytes * t->st.handles_untraced / txn_total_handles(t) : bytes;
 	user = txn_total_handles(t) ? bytes * t->st.handles_user / txn_total_handles(t) : 0;
 	if (untraced) {
-		struct window *w = window_of(l, txn_disk(t));
+		struct window *w = window_of(l, txn_disk(l, t));
 
 		if (w)
 			w->pool += untraced;
 		t->given += untraced;
 	}
 	if (user) {
-		struct ledger_disk *d = disk_totals(l, txn_disk(t));
+		struct ledger_disk *d = disk_totals(l, txn_disk(l, t));
 
 		if (d)
 			d->untraced += user;
@@ -926,7 +928,7 @@ void ledger_flush(struct ledger *l, int txns_fd)
 	}
 	for (size_t i = 0; i < l->nr_txns; i++) {
 		struct known_txn *t = &l->txns[i];
-		struct window *w = window_of(l, txn_disk(t));
+		struct window *w = window_of(l, txn_disk(l, t));
 
 		txn_release_rest(l, t);
 		/* Late bytes no entry came for: by window. */
@@ -941,7 +943,7 @@ void ledger_flush(struct ledger *l, int txns_fd)
 	}
 	/* Parked shares whose entries never came (all drained by now). */
 	for (size_t k = 0; k < l->nr_parked; k++) {
-		struct window *w = window_of(l, txn_disk(&l->txns[l->parked[k].txn]));
+		struct window *w = window_of(l, txn_disk(l, &l->txns[l->parked[k].txn]));
 
 		if (w)
 			w->pool += l->parked[k].bytes;
