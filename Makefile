@@ -99,9 +99,12 @@ test: all
 # The stacked-storage matrix (t42: partitions, LVM, LUKS, RAID1, NVMe and
 # SD partitions, journald on LUKS on LVM) in three guests: Debian 12's 6.1
 # (t95, also in `make test`), Ubuntu 22.04's 5.15 (t96) and Debian 13's
-# 6.12, ~10, ~14 and ~12 min emulated.
+# 6.12, ~18, ~20 and ~20 min emulated; then compare --stack's larger
+# matrix (t43: ext4 and xfs, five stacks, journald and append; ~8 min).
 test-stacks: all
 	AMPTRACE_QEMU_TESTS=t42 tests/run.sh t95 t96
+	AMP_T43_FS=ext4,xfs AMP_T43_STACKS=plain,lvm,crypt,raid1,lvm+crypt \
+		AMP_T43_TARGETS=journald,append scripts/qemu-kernel-test.sh t43_compare_stack
 	AMPTRACE_QEMU_SUITE=trixie AMPTRACE_QEMU_TIMEOUT=1700 \
 		scripts/qemu-kernel-test.sh t42_stacked_storage
 	AMP_T97_CASES=lvmluks tests/run.sh t97

@@ -206,9 +206,10 @@ make_loopfs() {
     _log "make_loopfs: $fstype ${size}MB on $LOOPDEV mounted at $mp"
 }
 
-# make_stackfs STACK FSTYPE SIZE_MB MOUNTPOINT: FSTYPE (ext4, xfs) on a loop
-# disk through a stack of the kinds real hosts keep their logs on, STACK
-# its layers from the disk up, joined by '+':
+# make_stackfs STACK FSTYPE SIZE_MB MOUNTPOINT: FSTYPE (ext4, ext4nj: ext4
+# without a journal, xfs, btrfs) on a loop disk through a stack of the
+# kinds real hosts keep their logs on, STACK its layers from the disk up,
+# joined by '+':
 #   plain       none: the whole disk, for comparison
 #   part        a partition (an MBR table by sfdisk, `losetup -P`); first
 #   raid1       md RAID1 (mdadm, metadata 1.2, no bitmap) of two loop
@@ -216,6 +217,7 @@ make_loopfs() {
 #   lvm         dm-linear over what is below (what LVM makes)
 #   crypt       dm-crypt (aes-xts-plain64, a fixed test key) over it
 #   crypt-nowq  the same with no_write_workqueue (writes submitted inline)
+#   part        after raid1: a partition of the array (md100p1)
 # e.g. "part", "lvm", "crypt", "lvm+crypt" (LUKS on LVM), "crypt+lvm" (LVM
 # on LUKS).  With STACK_ON_DISK=/dev/DISK (a test disk, never a host's),
 # "part" is on that disk instead of a loop device.  Sets STACK_DISK (loopN;
@@ -234,6 +236,7 @@ make_stackfs() {
     # shellcheck disable=SC2054
     case $fstype in
         ext4) mkfs=(mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0) ;;
+        ext4nj) mkfs=(mkfs.ext4 -q -F -E lazy_itable_init=0 -O ^has_journal) ;;
         xfs)  mkfs=(mkfs.xfs -q -f) ;;
         btrfs) mkfs=(mkfs.btrfs -q -f) ;;
         *) _log "make_stackfs: unknown fstype '$fstype'"; return 2 ;;
@@ -299,6 +302,16 @@ make_stackfs() {
     [[ $stack != plain ]] || stack=''
     IFS=+ read -r -a parts <<<"$stack"
     for layer in "${parts[@]}"; do
+        if [[ $layer == part ]]; then
+            # A partition of the md array (md100p1): its table written on the
+            # array, whose partitions the kernel scans as a disk's.
+            printf 'label: dos\nstart=2048, type=83\n' | sfdisk -q "$cur" >/dev/null
+            wait_for "[[ -b ${cur}p1 ]]" 5 || skip "no partition appeared on $cur"
+            cur=${cur}p1
+            STACK_TOP_PATH=$cur
+            layers+=("${cur##*/}")
+            continue
+        fi
         command -v dmsetup >/dev/null || skip "dmsetup not installed (apt-get install dmsetup)"
         [[ -e /sys/module/dm_mod ]] || modprobe dm_mod 2>/dev/null ||
             skip "no device-mapper in this kernel (the qemu guests have it)"
@@ -803,7 +816,7 @@ qemu_core_tests() {
     # Whole run, download and boot included: well inside 10 minutes under
     # KVM; emulated, t42's stacks alone take 6 (6.1) to 10 (5.15) minutes.
     if [[ ${AMPTRACE_QEMU_ACCEL:-kvm} == tcg ]]; then
-        export AMPTRACE_QEMU_TIMEOUT=${AMPTRACE_QEMU_TIMEOUT:-1500}
+        export AMPTRACE_QEMU_TIMEOUT=${AMPTRACE_QEMU_TIMEOUT:-1800}
     else
         export AMPTRACE_QEMU_TIMEOUT=${AMPTRACE_QEMU_TIMEOUT:-540}
     fi
