@@ -51,8 +51,11 @@ def label(spec):
 def _module(name):
     if os.path.exists(f"/sys/module/{name}"):
         return True
-    return run(["modprobe", name], check=False).returncode == 0 and \
-        os.path.exists(f"/sys/module/{name}")
+    try:
+        loaded = run(["modprobe", name], check=False).returncode == 0
+    except RunFailed:                   # no modprobe: no modules either
+        return False
+    return loaded and os.path.exists(f"/sys/module/{name}")
 
 
 def check_kernel(specs):
