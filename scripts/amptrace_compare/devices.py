@@ -6,7 +6,6 @@ mkfs / mount / umount."""
 import contextlib
 import os
 import re
-import subprocess
 import time
 
 from .util import CLEANUP, Refused, RunFailed, log, mkdir_tracked, rm_rf_if_there, run, sleep, \
@@ -150,10 +149,7 @@ class LoopDev:
             f.truncate(size_mb << 20)       # sparse: costs no disk until written
         if part_type:
             # One partition from 1 MiB to the end, as installers make them.
-            r = subprocess.run(["sfdisk", "-q", self.img], input=f"label: dos\nstart=2048, "
-                               f"type={part_type}\n", capture_output=True, text=True)
-            if r.returncode:
-                raise RunFailed(f"sfdisk {self.img}: {r.stderr.strip() or r.returncode}")
+            run(["sfdisk", "-q", self.img], input=f"label: dos\nstart=2048, type={part_type}\n")
         # Registered before losetup: if we are interrupted before its answer
         # arrives, the device is still found by its backing file.
         CLEANUP.push(f"detach loop of {self.img}", self.detach)

@@ -116,7 +116,6 @@ class Stack:
         self.layers = self.disks + ([os.path.basename(t) for t in tops] if part else [])
         self.copies = legs
         self.md = None
-        self.dm = []
         cur = tops[0]
         if legs > 1:
             cur = self._raid1(tops)
@@ -173,7 +172,6 @@ class Stack:
         if r.returncode:
             raise RunFailed(f"dmsetup cannot make a {LAYERS[layer]} device here: "
                             f"{(r.stderr or r.stdout).strip()}")
-        self.dm.append(name)
         path = f"/dev/mapper/{name}"
         self.layers.append(sysname(path))
         log(f"dm device {name} made over {below}")

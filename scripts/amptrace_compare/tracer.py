@@ -118,6 +118,12 @@ def _num(x):
     return x if isinstance(x, (int, float)) and not isinstance(x, bool) else 0
 
 
+def _total(devs, key):
+    """The devices' KEY summed; None if there are none or one lacks it."""
+    vals = [d.get(key) for d in devs]
+    return sum(vals) if vals and None not in vals else None
+
+
 def result_from_summary(summary, disks, lines, logical, base=None, ios=None):
     """Read the tracer's summary defensively: missing keys count as 0.
     DISKS: the bottom disks whose bytes are the bill (one, or a RAID1's
@@ -127,26 +133,19 @@ def result_from_summary(summary, disks, lines, logical, base=None, ios=None):
     by_name = {d.get("name"): d for d in summary.get("devices") or []}
     devs = [by_name[n] for n in disks if n in by_name]
     classes = {k: 0 for k, _ in CLASSES}
-    counter = counter_ios = tracer_ios = charged = 0
     trees = None
     for dev in devs:
         for k, v in (dev.get("classes") or {}).items():   # and classes a newer tracer adds
             if isinstance(v, (int, float)) and not isinstance(v, bool):
                 classes[k] = classes.get(k, 0) + int(v)
-        counter = None if counter is None or dev.get("counter_bytes") is None else \
-            counter + dev["counter_bytes"]
-        counter_ios = None if counter_ios is None or dev.get("counter_ios") is None else \
-            counter_ios + dev["counter_ios"]
-        tracer_ios += int(_num(dev.get("ios")))
-        charged = None if charged is None or dev.get("charged_to_entries") is None else \
-            charged + dev["charged_to_entries"]
         t = trees_of(dev)
         if t is not None:
             trees = trees or {}
             for k, v in t.items():
                 trees[k] = trees.get(k, 0) + v
-    if not devs:
-        counter = counter_ios = charged = None
+    counter, counter_ios = _total(devs, "counter_bytes"), _total(devs, "counter_ios")
+    charged = _total(devs, "charged_to_entries")
+    tracer_ios = sum(int(_num(dev.get("ios"))) for dev in devs)
     startup = 0
     if base:
         bclasses, bstat, _ = base

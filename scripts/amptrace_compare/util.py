@@ -136,10 +136,11 @@ def spawn(argv, **kw):
     return p
 
 
-def run(argv, timeout=120, check=True):
+def run(argv, timeout=120, check=True, input=None):
+    """argv to its end; INPUT (text) on its stdin, else none."""
     try:
-        r = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,
-                           text=True, timeout=timeout)
+        r = subprocess.run(argv, input=input, stdin=None if input is not None else
+                           subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
     except FileNotFoundError:
         raise RunFailed(f"{argv[0]}: not installed")
     except subprocess.TimeoutExpired:
