@@ -120,7 +120,7 @@ static __always_inline void walk_load_bio(struct walk *w, struct walk_acc *acc,
 	w->done = WALK_FIELD(cast, struct bio, bio, bi_iter.bi_bvec_done);
 	w->bio_left = WALK_FIELD(cast, struct bio, bio, bi_iter.bi_size);
 	w->bio_walkable = (opf & AMP_REQ_OP_MASK) == REQ_OP_WRITE && w->vecs;
-	w->bio_meta = opf & (1u << meta);
+	w->bio_meta = (opf & (1u << meta)) || (md_super_end_io && end_io == md_super_end_io);
 	/* A dm target's or md's bio: the filesystem's tags are on the one it
 	 * came from, and a dm-crypt write's pages are that one's plaintext. */
 	if ((dm_clone_end_io || dm_crypt_end_io || md_raid1_end_io) && acc) {
@@ -343,18 +343,24 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 		}
 	}
 	/* Metadata a transaction filed and writes back in place: its own. */
-	if (cls == AMP_CLASS_METADATA && host && txn_page_written(w->dev, key, chunk)) {
-		add_class(ds, acc, cls, chunk);
-		/* An entry that dirtied it during this write owns it now. */
-		txn_next_owner_take(&io);
-		goto advance;
+	if (cls == AMP_CLASS_METADATA && host) {
+		int filed = txn_page_written(w->dev, key, chunk, io.copies);
+
+		if (filed) {
+			add_class(ds, acc, cls, chunk);
+			/* An entry that dirtied it during this write owns it now. */
+			if (filed == 2)
+				txn_next_owner_take(&io);
+			goto advance;
+		}
 	}
 	if (cls == AMP_CLASS_METADATA && host) {
 		/* Metadata an untraced process dirtied itself: not for sharing. */
 		__u64 bit, *mw = meta_untraced_word(key, &bit);
 
 		if (*mw & bit) {
-			__sync_fetch_and_and(mw, ~bit);
+			if (copy_is_last(key, io.copies))
+				__sync_fetch_and_and(mw, ~bit);
 			__sync_fetch_and_add(&ds->meta_untraced, chunk);
 		}
 	}

@@ -44,6 +44,8 @@
  *   the slot freed meanwhile classes its bytes as nobody's.
  * - Two requests completing parts of one large folio on two CPUs: the busy
  *   bit orders them; the one that writes its last byte frees the slot.
+ * - RAID1's legs completing copies of one folio on two CPUs: they add
+ *   their bytes atomically, without the busy bit (leg_copy_written).
  * - A holder interrupted for long (a hard interrupt completing another
  *   part of the same folio on its CPU): the other side gives up after
  *   AMP_SLOT_SPINS tries and counts page_races; the bytes go to the class
@@ -291,12 +293,12 @@ static __always_inline bool flags_writeback(const void *flags)
 	return f & (1UL << bpf_core_enum_value(enum pageflags, PG_writeback));
 }
 
-/* Has the slot's owner's entry stopped waiting for it?  written: the
- * copies of the folio its write-out makes (RAID1: one per leg); an owner
- * of more than one is freed with its last byte, when its entry settles. */
+/* Has the slot's owner's entry stopped waiting for it: its first device
+ * bytes were seen, or on RAID1 the last byte of every leg's copy (the
+ * owner is then freed, unless the busy bit stayed taken)? */
 static __always_inline bool slot_settled(const struct amp_folio_slot *s)
 {
-	return s->written == 1;
+	return s->written;
 }
 
 /* Is the locked slot's owner's data on its way to the disk right now: the
@@ -445,6 +447,79 @@ static __always_inline bool hashed_owner_written(void *owners, struct amp_page_k
 	return before + bytes >= whole && !bpf_map_delete_elem(owners, key);
 }
 
+/* Free a locked slot whose folio is out whole: it becomes its next
+ * owner's, if one waits (page_next_owners), else free. */
+static __always_inline void slot_release_written(struct amp_folio_slot *s,
+						 struct amp_page_key *key, __u64 tag)
+{
+	struct amp_page_owner *next;
+
+	if (!s->has_next) {
+		slot_unlock(s, 0);
+		return;
+	}
+	next = bpf_map_lookup_elem(&page_next_owners, key);
+	if (!next) {
+		slot_unlock(s, 0);
+		return;
+	}
+	slot_fill(s, next);
+	bpf_map_delete_elem(&page_next_owners, key);
+	slot_unlock(s, tag);
+}
+
+/*
+ * One RAID1 leg's copy of a folio's bytes, without taking the busy bit:
+ * the legs complete on different CPUs at once, and a leg that found the
+ * other holding the bit lost its copy after AMP_SLOT_SPINS tries
+ * (page_races, its entry unsettled: 2 of ~15 guest runs of RAID1 with
+ * xfs).  While any leg is in flight the folio is under write-back, so its
+ * owner stays put (a re-dirtying queues its next owner instead) and only
+ * bytes_written changes: an atomic add, once the busy bit (now only the
+ * dirtying side's) is down.  The leg that adds the last byte of the last
+ * copy settles the entry, marks the slot settled (nobody cancels it
+ * again) and frees it under the busy bit.  1: charged; 0: a jbd2 copy
+ * of metadata (not charged); -1: not this folio's any more, or busy
+ * throughout (page_races).
+ */
+static __always_inline int leg_copy_written(struct amp_folio_slot *s, struct amp_page_key *key,
+					    __u64 tag, __u64 sub, __u32 in_page, __u32 *chunk,
+					    bool jbd2, __u32 copies, struct folio_charge *c)
+{
+	__u32 npages, bytes, whole, before;
+
+	for (int i = 0; i < AMP_SLOT_SPINS; i++) {
+		__u64 now = s->tag;
+
+		if (now == (tag | AMP_SLOT_BUSY))
+			continue;
+		if (now != tag)
+			return -1;
+		npages = s->npages;
+		c->entry_id = s->entry_id;
+		c->settle_slot = s->settle_slot;
+		c->run = s->run;
+		c->kind = s->kind;
+		if (s->tag != tag)	/* taken while read: read again */
+			continue;
+		if (jbd2 && c->kind != AMP_PAGE_FILE)
+			return 0;
+		whole = npages * page_size * copies;
+		bytes = clamp_to_folio(*chunk, npages, sub, in_page);
+		*chunk = bytes;
+		before = __sync_fetch_and_add(&s->bytes_written, bytes);
+		c->settles = before < whole && before + bytes >= whole;
+		if (c->settles) {
+			s->written = 1;
+			if (slot_lock(s, tag) == SLOT_LOCKED)
+				slot_release_written(s, key, tag);
+		}
+		return 1;
+	}
+	STAT_INC(page_races);
+	return -1;
+}
+
 /*
  * Bytes of folio key (at p) are written: its owner, if it has one, into *c, with
  * *chunk clamped to the folio's end (sub: the page of the folio the bytes
@@ -462,13 +537,21 @@ static __always_inline bool folio_written(struct amp_page_key *key, const struct
 	__u64 tag = p->tag;
 	struct amp_folio_slot *s = folio_find(tag, p->home);
 
+	if (s && copies > 1) {
+		int copy = leg_copy_written(s, key, tag, sub, in_page, chunk, jbd2, copies, c);
+
+		if (copy >= 0)
+			return copy;
+		s = NULL;	/* gone or busy: maybe in the overflow hash */
+	}
 	if (s && slot_lock(s, tag) == SLOT_LOCKED) {
 		if (jbd2 && s->kind != AMP_PAGE_FILE) {
 			slot_unlock(s, tag);
 			return false;
 		}
+		/* One copy (a RAID1's legs went above). */
 		npages = s->npages;
-		whole = npages * page_size * copies;
+		whole = npages * page_size;
 		bytes = clamp_to_folio(*chunk, npages, sub, in_page);
 		*chunk = bytes;
 		c->entry_id = s->entry_id;
@@ -476,24 +559,12 @@ static __always_inline bool folio_written(struct amp_page_key *key, const struct
 		c->run = s->run;
 		c->kind = s->kind;
 		s->bytes_written += bytes;
-		c->settles = copies > 1 ? s->bytes_written >= whole : !s->written;
-		s->written = copies;
-		if (s->bytes_written < whole) {
+		c->settles = !s->written;
+		s->written = 1;
+		if (s->bytes_written < whole)
 			slot_unlock(s, tag);
-		} else if (s->has_next) {
-			/* Out whole: the folio is its next owner's now. */
-			struct amp_page_owner *next = bpf_map_lookup_elem(&page_next_owners, key);
-
-			if (next) {
-				slot_fill(s, next);
-				bpf_map_delete_elem(&page_next_owners, key);
-				slot_unlock(s, tag);
-			} else {
-				slot_unlock(s, 0);
-			}
-		} else {
-			slot_unlock(s, 0);
-		}
+		else
+			slot_release_written(s, key, tag);
 		return true;
 	}
 	if (!overflow_live)
@@ -503,6 +574,41 @@ static __always_inline bool folio_written(struct amp_page_key *key, const struct
 		return false;
 	if (hashed_owner_written(&page_owners, key, o, sub, in_page, copies, chunk, c))
 		__sync_fetch_and_add(&overflow_live, -1);
+	return true;
+}
+
+/*
+ * The copies of an unowned page seen written (RAID1: one per leg), for the
+ * state a page's write consumes (a transaction's filing of it, its
+ * untraced-metadata bit): only the last copy consumes it, so that every
+ * leg's copy is classed alike.  An LRU hash, touched only where a write
+ * makes more than one copy.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct amp_page_key);
+	__type(value, __u32);
+} page_copies_seen SEC(".maps");
+
+/* Is this the last of copies copies of key's write? */
+static __always_inline bool copy_is_last(struct amp_page_key *key, __u32 copies)
+{
+	__u32 one = 1, *seen;
+
+	if (copies <= 1)
+		return true;
+	seen = bpf_map_lookup_elem(&page_copies_seen, key);
+	if (!seen) {
+		if (!bpf_map_update_elem(&page_copies_seen, key, &one, BPF_NOEXIST))
+			return false;	/* the first */
+		seen = bpf_map_lookup_elem(&page_copies_seen, key);	/* a leg came first */
+		if (!seen)
+			return true;
+	}
+	if (__sync_fetch_and_add(seen, 1) + 1 < copies)
+		return false;
+	bpf_map_delete_elem(&page_copies_seen, key);
 	return true;
 }
 

@@ -61,6 +61,9 @@ const volatile __u32 dm_crypt_io_base_bio_off = 0;	/* dm_crypt_io.base_bio */
  * clone md accounts a bio by (md_end_clone_io, md_mod; 6.5+), likewise. */
 const volatile __u64 md_raid1_end_io = 0;
 const volatile __u64 md_clone_end_io = 0;
+/* md's superblock write to a member (super_written, md_mod): the array's
+ * own metadata, which 6.x tags REQ_META and 5.15 does not. */
+const volatile __u64 md_super_end_io = 0;
 const volatile __u32 r1bio_master_bio_off = 0;	/* r1bio.master_bio */
 const volatile __u32 r1bio_mddev_off = 0;	/* r1bio.mddev */
 const volatile __u32 mddev_raid_disks_off = 0;	/* mddev.raid_disks */
@@ -216,7 +219,8 @@ struct amp_folio_slot {
 	__u16 npages;
 	__u16 run;		/* slot in the entry's runs[], or 0xffff */
 	__u8 kind;		/* enum amp_page_kind */
-	__u8 written;		/* copies its write-out makes, once its first bytes are seen */
+	__u8 written;		/* 1: its entry stopped waiting for it (its first bytes,
+				 * or a RAID1's last byte of the last copy) */
 	__u8 has_next;		/* page_next_owners holds its next owner */
 	__u8 homed;		/* folios whose home this is, dirtied since the start */
 };

@@ -170,11 +170,16 @@ static __always_inline int txn_late_bytes(__u32 disk, __u32 dev, __u32 tid, __u3
 }
 
 /* Unowned metadata bytes of a page cache folio written: a transaction's,
- * if it filed the folio. */
-static __always_inline bool txn_page_written(__u32 disk, struct amp_page_key *key, __u32 bytes)
+ * if it filed the folio.  copies: of this write (RAID1's legs), each the
+ * transaction's; the last one ends the filing.  0: not filed; 1: the
+ * transaction's; 2: its, and the write's last copy (the filing ended). */
+static __always_inline int txn_page_written(__u32 disk, struct amp_page_key *key, __u32 bytes,
+					    __u32 copies)
 {
 	struct amp_txn_key *p = bpf_map_lookup_elem(&txn_pages, key), txn;
 
+	if (p && !copy_is_last(key, copies))
+		return txn_late_bytes(disk, p->dev, p->tid, bytes);
 	if (!p) {
 		/* A next with no current write is an orphan: drop it rather
 		 * than let a later write promote it. */
@@ -198,7 +203,7 @@ static __always_inline bool txn_page_written(__u32 disk, struct amp_page_key *ke
 			bpf_map_delete_elem(&txn_pages_next, key);
 		}
 	}
-	return txn_late_bytes(disk, txn.dev, txn.tid, bytes);
+	return txn_late_bytes(disk, txn.dev, txn.tid, bytes) ? 2 : 0;
 }
 
 #endif /* AMPTRACE_TXNPAGES_BPF_H */

@@ -343,6 +343,7 @@ static const char *configure_md_raid1(struct amptrace *skel)
 	skel->rodata->md_clone_end_io = acct;
 	skel->rodata->md_io_clone_orig_off = clone_orig;
 	skel->rodata->md_io_clone_bio_off = clone_bio;
+	skel->rodata->md_super_end_io = stack_ksym("super_written", "md_mod");
 	return NULL;
 }
 
