@@ -253,6 +253,12 @@ def check_stack(trace_path, bottoms, layers, min_cause):
     ok(f"entries carry {charged} B = {'+'.join(bottoms)}'s by cause + by window "
        "(nothing counted twice)")
     for b in bs:
+        # A disk's bytes go to entries once: by cause and by window never
+        # add up to more than it wrote (a RAID1 leg's window taking what
+        # the other leg wrote did, 115 %).
+        if b["by_cause"] + b["by_window"] > b["total"]:
+            fail(f"{b['name']}: charged {b['by_cause']} by cause + {b['by_window']} by window "
+                 f"> its {b['total']} B written")
         if b["cause_fraction"] < min_cause:
             fail(f"{b['name']}: {100 * b['cause_fraction']:.1f}% by cause, want >= "
                  f"{100 * min_cause:.0f}%: {describe_uncharged(summary, b)}")

@@ -22,6 +22,8 @@
  *    when the disk has been idle for WINDOW_QUIET_S (longer than ext4's 5 s
  *    commit interval, so a commit belongs to the pass that caused it), or
  *    after WINDOW_MAX_S.  Bytes of a window with no entries carry over.
+ *    An entry on a RAID1 waits in each leg's window: every leg wrote its
+ *    pages, and a transaction's unclaimed bytes go to the legs equally.
  *
  * An entry is printed when both are known.
  */
@@ -41,7 +43,7 @@
 struct held {
 	struct entry_costs c;
 	int pending_txns;	/* its transactions not yet committed */
-	bool window_done;
+	int windows_open;	/* write-out windows it waits for (RAID1: a leg's each) */
 	/* Complete but for an xfs checkpoint's buffers the AIL has yet to
 	 * write back (ledger_xfs_ail): held until then or ail_until. */
 	bool ail_hold;
@@ -192,7 +194,7 @@ static struct ledger_disk *disk_totals(struct ledger *l, __u32 disk)
 		       &disk, sizeof(disk));
 }
 
-const struct ledger_disk *ledger_disk(struct ledger *l, __u32 disk)
+static const struct ledger_disk *disk_find(const struct ledger *l, __u32 disk)
 {
 	for (size_t i = 0; i < l->nr_disks; i++)
 		if (l->disks[i].disk == disk)
@@ -244,33 +246,80 @@ static __u32 window_disk(const struct ledger *l, __u32 disk)
 	return disk;
 }
 
+/* The disks that wrote what was written on disk: a RAID1's legs, where
+ * disk is one of them (each leg writes a copy), else disk alone. */
+static int copy_disks(const struct ledger *l, __u32 disk, __u32 disks[AMP_LEDGER_MIRROR_LEGS])
+{
+	for (size_t i = 0; i < l->nr_mirrors; i++) {
+		const struct mirror *m = &l->mirrors[i];
+
+		for (int k = 0; k < m->nr; k++) {
+			if (m->legs[k] != disk)
+				continue;
+			memcpy(disks, m->legs, m->nr * sizeof(disks[0]));
+			return m->nr;
+		}
+	}
+	disks[0] = disk;
+	return 1;
+}
+
+/* Leg k's part of bytes over n copies: equal, the last taking the rest. */
+static __u64 copy_part(__u64 bytes, int k, int n)
+{
+	return k + 1 == n ? bytes - bytes / n * (n - 1) : bytes / n;
+}
+
 /* A transaction's bytes by cause, written on disk: or, where disk is a
  * leg of a RAID1 (whose transactions' bytes came from every leg, the
  * disk being only the last one seen), on each leg an equal part. */
 static void credit_cause(struct ledger *l, __u32 disk, __u64 bytes)
 {
+	__u32 disks[AMP_LEDGER_MIRROR_LEGS];
+	int n = copy_disks(l, disk, disks);
 	struct ledger_disk *d;
 
-	for (size_t i = 0; i < l->nr_mirrors; i++) {
-		const struct mirror *m = &l->mirrors[i];
-		__u64 given = 0;
-		bool in = false;
+	for (int k = 0; k < n; k++)
+		if ((d = disk_totals(l, disks[k])))
+			d->journal_by_cause += copy_part(bytes, k, n);
+}
 
-		for (int k = 0; k < m->nr; k++)
-			in |= m->legs[k] == disk;
-		if (!in)
+/*
+ * A RAID1's legs hold the same bytes, but the ledger's credits reach them
+ * one by one: a leg's late metadata record can come after the entries it
+ * would go to were printed, and its bytes then wait for the next entries
+ * of the transaction, shared over every leg.  Each leg's row shows an
+ * equal part of what all its legs were given (the sums are unchanged).
+ */
+int ledger_disk(struct ledger *l, __u32 disk, struct ledger_disk *out)
+{
+	__u32 disks[AMP_LEDGER_MIRROR_LEGS];
+	int n = copy_disks(l, disk, disks), k = 0, found = 0;
+	struct ledger_disk sum = { .disk = disk };
+
+	for (int i = 0; i < n; i++) {
+		const struct ledger_disk *d = disk_find(l, disks[i]);
+
+		if (disks[i] == disk)
+			k = i;
+		if (!d)
 			continue;
-		for (int k = 0; k < m->nr; k++) {
-			__u64 part = k + 1 == m->nr ? bytes - given : bytes / m->nr;
-
-			if ((d = disk_totals(l, m->legs[k])))
-				d->journal_by_cause += part;
-			given += part;
-		}
-		return;
+		found = 1;
+		sum.journal_by_cause += d->journal_by_cause;
+		sum.by_window += d->by_window;
+		sum.left_over += d->left_over;
+		sum.untraced += d->untraced;
 	}
-	if ((d = disk_totals(l, disk)))
-		d->journal_by_cause += bytes;
+	if (!found)
+		return -1;
+	out->disk = disk;
+	out->journal_by_cause = copy_part(sum.journal_by_cause, k, n);
+	/* Its rounding's rest to the first leg, the other's to the last:
+	 * one leg taking both would show a byte more than it wrote. */
+	out->by_window = copy_part(sum.by_window, n - 1 - k, n);
+	out->left_over = copy_part(sum.left_over, k, n);
+	out->untraced = copy_part(sum.untraced, k, n);
+	return 0;
 }
 
 /* Bytes on this disk that no cause claimed, as the kernel counts them;
@@ -314,6 +363,19 @@ static struct window *window_of(struct ledger *l, __u32 disk)
 	return w;
 }
 
+/* Unclaimed bytes of a transaction on disk, for its window to share: on a
+ * RAID1, each leg's window an equal part (see credit_cause). */
+static void pool_add(struct ledger *l, __u32 disk, __u64 bytes)
+{
+	__u32 disks[AMP_LEDGER_MIRROR_LEGS];
+	int n = copy_disks(l, disk, disks);
+	struct window *w;
+
+	for (int k = 0; k < n; k++)
+		if ((w = window_of(l, disks[k])))
+			w->pool += copy_part(bytes, k, n);
+}
+
 /* Hand a held entry on, widened to a whole struct amp_entry. */
 static void emit_held(struct ledger *l, struct held *h)
 {
@@ -327,7 +389,7 @@ static void emit_held(struct ledger *l, struct held *h)
 /* Its commits known and its write-out window closed. */
 static bool held_complete(const struct held *h)
 {
-	return !h->pending_txns && h->window_done;
+	return !h->pending_txns && !h->windows_open;
 }
 
 static bool held_ready(const struct held *h)
@@ -536,7 +598,6 @@ static void park_or_window(struct ledger *l, struct known_txn *t, int i, bool la
 {
 	const struct amp_txn_file *f = &t->st.files[i];
 	struct parked_share *p;
-	struct window *w;
 	__u64 last_id, pages;
 
 	if (!bytes)
@@ -558,9 +619,7 @@ static void park_or_window(struct ledger *l, struct known_txn *t, int i, bool la
 				    .bytes = bytes, .pages = pages, .last_id = last_id };
 	return;
 window:
-	w = window_of(l, txn_disk(l, t));
-	if (w)
-		w->pool += bytes;
+	pool_add(l, txn_disk(l, t), bytes);
 }
 
 /* h's part of the parked shares of files it dirtied: by its pages of the
@@ -634,7 +693,8 @@ static void claim_share(struct ledger *l, struct held *h, struct known_txn *t, _
 void ledger_entry(struct ledger *l, const struct amp_entry *e)
 {
 	struct held *h = calloc(1, offsetof(struct held, e) + entry_len(e));
-	struct window *w;
+	__u32 disks[AMP_LEDGER_MIRROR_LEGS];
+	int nr_disks;
 
 	if (!h)
 		return;
@@ -650,12 +710,17 @@ void ledger_entry(struct ledger *l, const struct amp_entry *e)
 		else
 			h->pending_txns++;
 	}
-	w = e->disk && e->pages_dirtied ? window_of(l, window_disk(l, e->disk)) : NULL;
-	if (w && !amp_grow(&w->entries, &w->cap, w->nr + 1, sizeof(*w->entries))) {
+	/* Its write-out windows: its disk's, or each leg's of a RAID1 (the
+	 * entry's pages went to every leg, and so did the fs's bytes). */
+	nr_disks = e->disk && e->pages_dirtied ? copy_disks(l, window_disk(l, e->disk), disks) : 0;
+	for (int k = 0; k < nr_disks; k++) {
+		struct window *w = window_of(l, disks[k]);
+
+		if (!w || amp_grow(&w->entries, &w->cap, w->nr + 1, sizeof(*w->entries)))
+			continue;
 		w->entries[w->nr++] = h;
 		w->pages += e->pages_dirtied;
-	} else {
-		h->window_done = true;
+		h->windows_open++;
 	}
 	/* Nothing left to learn (no pages, commits known): print it now.  Most
 	 * entries of an appending logger dirty nothing; holding them would make
@@ -672,10 +737,8 @@ void ledger_entry(struct ledger *l, const struct amp_entry *e)
 /* Share of a commit nobody in the trace claims: to its disk's window. */
 static void txn_release_rest(struct ledger *l, struct known_txn *t)
 {
-	struct window *w = window_of(l, txn_disk(l, t));
-
-	if (w && txn_bytes(t) > t->given)
-		w->pool += txn_bytes(t) - t->given;
+	if (txn_bytes(t) > t->given)
+		pool_add(l, txn_disk(l, t), txn_bytes(t) - t->given);
 	t->given = txn_bytes(t);
 }
 
@@ -744,6 +807,21 @@ void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec)
 	struct known_txn *t = txn_find(l, rec->dev, rec->tid);
 	__u64 untraced, user, bytes;
 
+	if (t && t->committed) {
+		/* Its record came already: the kernel made it anew for bytes
+		 * charged to it after (the end of the run sends what the map
+		 * holds).  Those alone are new: shared as late bytes, not its
+		 * whole split again. */
+		struct amp_txn_late late = {
+			.type = AMP_REC_TXN_LATE, .dev = rec->dev, .tid = rec->tid,
+			.disk = rec->st.disk ? rec->st.disk : txn_disk(l, t),
+			.bytes = rec->st.journal_bytes + rec->st.meta_bytes,
+		};
+
+		if (late.bytes)
+			ledger_txn_late(l, &late);
+		return;
+	}
 	if (!t) {
 		if (amp_grow(&l->txns, &l->cap_txns, l->nr_txns + 1, sizeof(*l->txns)))
 			return;
@@ -775,10 +853,7 @@ void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec)
 		   bytes * t->st.handles_untraced / txn_total_handles(t) : bytes;
 	user = txn_total_handles(t) ? bytes * t->st.handles_user / txn_total_handles(t) : 0;
 	if (untraced) {
-		struct window *w = window_of(l, txn_disk(l, t));
-
-		if (w)
-			w->pool += untraced;
+		pool_add(l, txn_disk(l, t), untraced);
 		t->given += untraced;
 	}
 	if (user) {
@@ -870,7 +945,7 @@ static void window_close(struct ledger *l, struct window *w, __u64 base_now, __u
 
 		h->c.window += share;
 		given += share;
-		h->window_done = true;
+		h->windows_open--;
 		held_progress(l, h, was);
 	}
 	if (d)
@@ -928,26 +1003,19 @@ void ledger_flush(struct ledger *l, int txns_fd)
 	}
 	for (size_t i = 0; i < l->nr_txns; i++) {
 		struct known_txn *t = &l->txns[i];
-		struct window *w = window_of(l, txn_disk(l, t));
 
 		txn_release_rest(l, t);
 		/* Late bytes no entry came for: by window. */
-		if (w)
-			w->pool += t->late_waiting;
+		pool_add(l, txn_disk(l, t), t->late_waiting);
 		t->late_waiting = 0;
 		for (int f = 0; f < AMP_TXN_FILES; f++) {
-			if (w)
-				w->pool += t->files_waiting[f] + t->files_late_waiting[f];
+			pool_add(l, txn_disk(l, t), t->files_waiting[f] + t->files_late_waiting[f]);
 			t->files_waiting[f] = t->files_late_waiting[f] = 0;
 		}
 	}
 	/* Parked shares whose entries never came (all drained by now). */
-	for (size_t k = 0; k < l->nr_parked; k++) {
-		struct window *w = window_of(l, txn_disk(l, &l->txns[l->parked[k].txn]));
-
-		if (w)
-			w->pool += l->parked[k].bytes;
-	}
+	for (size_t k = 0; k < l->nr_parked; k++)
+		pool_add(l, txn_disk(l, &l->txns[l->parked[k].txn]), l->parked[k].bytes);
 	l->nr_parked = 0;
 	ledger_tick(l, true);
 	for (size_t i = 0; i < l->nr_wins; i++) {
@@ -962,7 +1030,7 @@ void ledger_flush(struct ledger *l, int txns_fd)
 	for (struct held *h = l->held; h; h = h->next) {
 		bool was = held_ready(h);
 
-		h->window_done = true;
+		h->windows_open = 0;
 		held_progress(l, h, was);
 	}
 	print_ready(l);

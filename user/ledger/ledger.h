@@ -65,7 +65,8 @@ void ledger_txn_late(struct ledger *l, const struct amp_txn_late *rec);
 void ledger_tick(struct ledger *l, bool force);
 /* End of run: commits still running (the txns map) count as they stand. */
 void ledger_flush(struct ledger *l, int txns_fd);
-const struct ledger_disk *ledger_disk(struct ledger *l, __u32 disk);
+/* What the ledger gave disk, into out: 0, or -1 if nothing. */
+int ledger_disk(struct ledger *l, __u32 disk, struct ledger_disk *out);
 void ledger_free(struct ledger *l);
 
 #endif /* AMPTRACE_LEDGER_H */

@@ -137,7 +137,8 @@ int blockdev_md_disks(const char *name, __u32 *disks, int max)
 		snprintf(path, sizeof(path), "/sys/class/block/%s/dev", de->d_name);
 		if (read_devno(path, &kdev))
 			continue;
-		disks[n++] = blockdev_partition_disk(kdev) ?: kdev;
+		/* A leg on a dm device (RAID1 of LUKS volumes): its disk. */
+		disks[n++] = blockdev_bottom_disk(de->d_name) ?: blockdev_partition_disk(kdev) ?: kdev;
 	}
 	closedir(d);
 	return n;

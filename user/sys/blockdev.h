@@ -38,8 +38,8 @@ __u32 blockdev_disk_of_sb(__u32 sb_dev);
 const char *blockdev_bio_layer(const char *name);
 /* An md device's RAID level ("raid1") into buf: 0, or -1 (not md). */
 int blockdev_md_level(const char *name, char *buf, size_t len);
-/* The disks an md device's members are (a partition's disk): how many
- * into disks (at most max), or -1. */
+/* The disks an md device's members are on (a partition's disk, the disk
+ * under a dm member): how many into disks (at most max), or -1. */
 int blockdev_md_disks(const char *name, __u32 *disks, int max);
 /* The first disk below a dm or md device (its slaves followed down, a
  * partition's disk); 0 if none. */

@@ -247,8 +247,7 @@ out:
 void summarize_rest(struct summarizer *z, struct summary *s, struct ledger *l, bool files)
 {
 	for (int i = 0; i < s->nr_devs; i++)
-		if (ledger_disk(l, s->devs[i].kdev))
-			s->devs[i].ledger = *ledger_disk(l, s->devs[i].kdev);
+		ledger_disk(l, s->devs[i].kdev, &s->devs[i].ledger);
 	if (files)
 		summarize_files(z, s);
 	sum_losses(z, &s->losses);
