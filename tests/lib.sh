@@ -279,10 +279,9 @@ make_stackfs() {
     elif [[ -n ${STACK_ON_DISK-} ]]; then
         # A whole test disk of the qemu guest's (nvme0n1, mmcblk0), its
         # partition table written anew.
-        command -v sfdisk >/dev/null || skip "sfdisk not installed (apt-get install fdisk)"
         dev=$STACK_ON_DISK
-        printf 'label: dos\nstart=2048, size=%d, type=83\n' $((size * 2048)) | sfdisk -q "$dev" >/dev/null
-        wait_for "[[ -b ${dev}p1 ]]" 5 || skip "no partition appeared on $dev"
+        _one_partition "$dev" 83 $((size * 2048))
+        _wait_partition "$dev"
         cur=${dev}p1
         layers=("${dev##*/}" "${cur##*/}")
         stack=${stack#part}; stack=${stack#+}
@@ -305,8 +304,8 @@ make_stackfs() {
         if [[ $layer == part ]]; then
             # A partition of the md array (md100p1): its table written on the
             # array, whose partitions the kernel scans as a disk's.
-            printf 'label: dos\nstart=2048, type=83\n' | sfdisk -q "$cur" >/dev/null
-            wait_for "[[ -b ${cur}p1 ]]" 5 || skip "no partition appeared on $cur"
+            _one_partition "$cur" 83
+            _wait_partition "$cur"
             cur=${cur}p1
             STACK_TOP_PATH=$cur
             layers+=("${cur##*/}")
@@ -346,18 +345,30 @@ make_stackfs() {
     _log "make_stackfs: $fstype ${size}MB on $1: $STACK_TOP_PATH ($STACK_LAYERS), at $mp"
 }
 
-# _loop_partitioned IMG TYPE: an MBR table of one partition of TYPE (83,
-# fd) on IMG, IMG on a loop device with partitions (`losetup -P`), its
-# name in _LOOP_DEV (a global: at_exit must run in the caller's shell).
-# Skips where the kernel shows no partition of a loop device.
+# _one_partition TARGET TYPE [SECTORS]: an MBR table of one partition of
+# TYPE (83 Linux, fd Linux RAID) from sector 2048, SECTORS long or to the
+# end, on TARGET (an image file or a block device).
+_one_partition() {
+    command -v sfdisk >/dev/null || skip "sfdisk not installed (apt-get install fdisk)"
+    printf 'label: dos\nstart=2048, %stype=%s\n' "${3:+size=$3, }" "$2" | sfdisk -q "$1" >/dev/null
+}
+
+# _wait_partition DEV [WHY]: DEV's first partition (DEVp1) shows, or skip.
+_wait_partition() {
+    wait_for "[[ -b ${1}p1 ]]" 5 || skip "${2:-no partition appeared on $1}"
+}
+
+# _loop_partitioned IMG TYPE: _one_partition on IMG, IMG on a loop device
+# with partitions (`losetup -P`), its name in _LOOP_DEV (a global: at_exit
+# must run in the caller's shell).  Skips where the kernel shows no
+# partition of a loop device.
 _LOOP_DEV=''
 _loop_partitioned() {
-    command -v sfdisk >/dev/null || skip "sfdisk not installed (apt-get install fdisk)"
-    printf 'label: dos\nstart=2048, type=%s\n' "$2" | sfdisk -q "$1" >/dev/null
+    _one_partition "$1" "$2"
     _LOOP_DEV=$(losetup -fP --show "$1")
     at_exit losetup -d "$_LOOP_DEV"
-    wait_for "[[ -b ${_LOOP_DEV}p1 ]]" 5 ||
-        skip "this kernel shows no partition of a loop device ($_LOOP_DEV; the qemu guests do)"
+    _wait_partition "$_LOOP_DEV" \
+        "this kernel shows no partition of a loop device ($_LOOP_DEV; the qemu guests do)"
 }
 
 # blockdev_sysname PATH: sysfs's name (dm-0, loop0p1) of a block special
