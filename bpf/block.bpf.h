@@ -10,6 +10,15 @@
 #ifndef AMPTRACE_BLOCK_BPF_H
 #define AMPTRACE_BLOCK_BPF_H
 
+/* A bio a dm target or md made of another (end_io: the clone's). */
+static __always_inline bool bio_is_stack_clone(__u64 end_io)
+{
+	return (dm_clone_end_io && end_io == dm_clone_end_io) ||
+	       (dm_crypt_end_io && end_io == dm_crypt_end_io) ||
+	       (md_raid1_end_io && end_io == md_raid1_end_io) ||
+	       (md_clone_end_io && end_io == md_clone_end_io);
+}
+
 static __always_inline bool comm_is_jbd2(void)
 {
 	char comm[8];
@@ -36,6 +45,14 @@ int BPF_PROG(on_bio_queue, struct bio *bio)
 	bool xbuf = xfs_traced && xfs_buf_end_io && (__u64)bio->bi_end_io == xfs_buf_end_io;
 
 	if (!xlog && !xbuf && !btrfs_super && !comm_is_jbd2())
+		return 0;
+	/* A dm or md clone of a bio queued before it (jbd2's to an LVM
+	 * volume or a RAID1, submitted in jbd2's own context): the walk looks
+	 * the bio it came from up (dm_origin), never the clone, whose entry
+	 * would stay and, its address reused by a bio of another disk or a
+	 * later write, make that one a commit's (entries carried 28 KB more
+	 * than a RAID1's legs wrote). */
+	if (bio_is_stack_clone((__u64)bio->bi_end_io))
 		return 0;
 	/* Only bios whose completion we will walk: a bio of another disk would
 	 * stay here and, its address reused, mark a later bio as journal. */

@@ -79,6 +79,7 @@ struct known_txn {
 	__u64 files_waiting[AMP_TXN_FILES];
 	__u64 files_late_waiting[AMP_TXN_FILES];
 	bool committed;
+	bool flushed;		/* sent by ledger_flush already */
 	double committed_at;	/* when its record came (now_s) */
 	/* xfs: whether the AIL still holds items of it, as last read (at
 	 * ail_read); once none (since ail_clear_at), for good. */
@@ -986,11 +987,17 @@ void ledger_flush(struct ledger *l, int txns_fd)
 	struct amp_txn_rec rec = { .type = AMP_REC_TXN };
 
 	l->flushing = true;
+	/* The kernel still runs: a key deleted meanwhile starts the walk over
+	 * from the first, so one transaction may come twice.  Once each. */
 	while (!bpf_map_get_next_key(txns_fd, prev, &key)) {
-		if (!bpf_map_lookup_elem(txns_fd, &key, &rec.st)) {
+		struct known_txn *t = txn_find(l, key.dev, key.tid);
+
+		if (!(t && t->flushed) && !bpf_map_lookup_elem(txns_fd, &key, &rec.st)) {
 			rec.dev = key.dev;
 			rec.tid = key.tid;
 			ledger_txn(l, &rec);
+			if ((t = txn_find(l, key.dev, key.tid)))
+				t->flushed = true;
 		}
 		prev = &key;
 	}
