@@ -361,7 +361,8 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 	}
 	/* Metadata a transaction filed and writes back in place: its own. */
 	if (cls == AMP_CLASS_METADATA && host) {
-		int filed = txn_page_written(w->dev, key, chunk, io.copies);
+		int filed = txn_page_written(w->dev, key, sub * page_size + in_page, chunk,
+					     io.copies);
 
 		if (filed) {
 			add_class(ds, acc, cls, chunk);
@@ -376,7 +377,7 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 		__u64 bit, *mw = meta_untraced_word(key, &bit);
 
 		if (*mw & bit) {
-			if (copy_is_last(key, io.copies))
+			if (copy_is_last(key, sub * page_size + in_page, io.copies))
 				__sync_fetch_and_and(mw, ~bit);
 			__sync_fetch_and_add(&ds->meta_untraced, chunk);
 		}

@@ -468,6 +468,24 @@ static __always_inline void slot_release_written(struct amp_folio_slot *s,
 	slot_unlock(s, tag);
 }
 
+/* A plain load the compiler must not merge with another or hoist out of
+ * a loop: a word another CPU changes. */
+#define AMP_READ_ONCE(x) (*(const volatile typeof(x) *)&(x))
+
+/* All copies of owner c's write-out are in: free its slot (or hand it to
+ * its next owner), under the busy bit, unless a re-dirtying gave the folio
+ * a new owner meanwhile (c's was settled, so no longer in flight). */
+static __always_inline void leg_release(struct amp_folio_slot *s, struct amp_page_key *key,
+					__u64 tag, const struct folio_charge *c)
+{
+	if (slot_lock(s, tag) != SLOT_LOCKED)
+		return;		/* counted; the next leg or dirtying releases it */
+	if (s->entry_id == c->entry_id && s->settle_slot == c->settle_slot)
+		slot_release_written(s, key, tag);
+	else
+		slot_unlock(s, tag);
+}
+
 /*
  * One RAID1 leg's copy of a folio's bytes, without taking the busy bit:
  * the legs complete on different CPUs at once, and a leg that found the
@@ -478,7 +496,7 @@ static __always_inline void slot_release_written(struct amp_folio_slot *s,
  * bytes_written changes: an atomic add, once the busy bit (now only the
  * dirtying side's) is down.  The leg that adds the last byte of the last
  * copy settles the entry, marks the slot settled (nobody cancels it
- * again) and frees it under the busy bit.  1: charged; 0: a jbd2 copy
+ * again) and frees it under the busy bit (leg_release).  1: charged; 0: a jbd2 copy
  * of metadata (not charged); -1: not this folio's any more, or busy
  * throughout (page_races).
  */
@@ -489,7 +507,7 @@ static __always_inline int leg_copy_written(struct amp_folio_slot *s, struct amp
 	__u32 npages, bytes, whole, before;
 
 	for (int i = 0; i < AMP_SLOT_SPINS; i++) {
-		__u64 now = s->tag;
+		__u64 now = AMP_READ_ONCE(s->tag);
 
 		if (now == (tag | AMP_SLOT_BUSY))
 			continue;
@@ -500,19 +518,25 @@ static __always_inline int leg_copy_written(struct amp_folio_slot *s, struct amp
 		c->settle_slot = s->settle_slot;
 		c->run = s->run;
 		c->kind = s->kind;
-		if (s->tag != tag)	/* taken while read: read again */
+		if (AMP_READ_ONCE(s->tag) != tag)	/* taken while read: read again */
 			continue;
 		if (jbd2 && c->kind != AMP_PAGE_FILE)
 			return 0;
 		whole = npages * page_size * copies;
+		if (AMP_READ_ONCE(s->bytes_written) >= whole) {
+			/* Every copy of an earlier write-out is in, but its
+			 * release found the busy bit taken: release it now,
+			 * then charge whoever owns the folio after. */
+			leg_release(s, key, tag, c);
+			continue;
+		}
 		bytes = clamp_to_folio(*chunk, npages, sub, in_page);
 		*chunk = bytes;
 		before = __sync_fetch_and_add(&s->bytes_written, bytes);
 		c->settles = before < whole && before + bytes >= whole;
 		if (c->settles) {
 			s->written = 1;
-			if (slot_lock(s, tag) == SLOT_LOCKED)
-				slot_release_written(s, key, tag);
+			leg_release(s, key, tag, c);
 		}
 		return 1;
 	}
@@ -591,25 +615,35 @@ struct {
 	__type(value, __u32);
 } page_copies_seen SEC(".maps");
 
-/* Is this the last of copies copies of key's write? */
-static __always_inline bool copy_is_last(struct amp_page_key *key, __u32 copies)
+/* Is this the last of copies copies of the bytes at byte at of key's
+ * folio?  Counted per 512-byte sector, as each leg writes the same blocks
+ * (a page of 1 KiB metadata blocks comes as several chunks). */
+static __always_inline bool copy_is_last(struct amp_page_key *key, __u64 at, __u32 copies)
 {
+	__u64 index = key->index;
 	__u32 one = 1, *seen;
+	bool last = true;
 
 	if (copies <= 1)
 		return true;
+	key->index = (index << 16) | ((at >> 9) & 0xffff);	/* folios up to 32 MiB */
 	seen = bpf_map_lookup_elem(&page_copies_seen, key);
 	if (!seen) {
-		if (!bpf_map_update_elem(&page_copies_seen, key, &one, BPF_NOEXIST))
-			return false;	/* the first */
+		if (!bpf_map_update_elem(&page_copies_seen, key, &one, BPF_NOEXIST)) {
+			last = false;	/* the first */
+			goto out;
+		}
 		seen = bpf_map_lookup_elem(&page_copies_seen, key);	/* a leg came first */
 		if (!seen)
-			return true;
+			goto out;
 	}
 	if (__sync_fetch_and_add(seen, 1) + 1 < copies)
-		return false;
-	bpf_map_delete_elem(&page_copies_seen, key);
-	return true;
+		last = false;
+	else
+		bpf_map_delete_elem(&page_copies_seen, key);
+out:
+	key->index = index;
+	return last;
 }
 
 /* folio_written()'s arguments and results, for folio_written_global(). */

@@ -170,16 +170,19 @@ static __always_inline int txn_late_bytes(__u32 disk, __u32 dev, __u32 tid, __u3
 }
 
 /* Unowned metadata bytes of a page cache folio written: a transaction's,
- * if it filed the folio.  copies: of this write (RAID1's legs), each the
- * transaction's; the last one ends the filing.  0: not filed; 1: the
- * transaction's; 2: its, and the write's last copy (the filing ended). */
-static __always_inline int txn_page_written(__u32 disk, struct amp_page_key *key, __u32 bytes,
-					    __u32 copies)
+ * if it filed the folio; at: where in the folio (bytes).  copies: of this
+ * write (RAID1's legs), each the transaction's; the last one ends the
+ * filing.  0: not filed; 1: the transaction's; 2: its, and the write's
+ * last copy (the filing ended). */
+static __always_inline int txn_page_written(__u32 disk, struct amp_page_key *key, __u64 at,
+					    __u32 bytes, __u32 copies)
 {
 	struct amp_txn_key *p = bpf_map_lookup_elem(&txn_pages, key), txn;
 
-	if (p && !copy_is_last(key, copies))
-		return txn_late_bytes(disk, p->dev, p->tid, bytes);
+	if (p && !copy_is_last(key, at, copies)) {
+		txn_late_bytes(disk, p->dev, p->tid, bytes);	/* a lost record: counted */
+		return 1;
+	}
 	if (!p) {
 		/* A next with no current write is an orphan: drop it rather
 		 * than let a later write promote it. */

@@ -265,10 +265,11 @@ static int copy_disks(const struct ledger *l, __u32 disk, __u32 disks[AMP_LEDGER
 	return 1;
 }
 
-/* Leg k's part of bytes over n copies: equal, the last taking the rest. */
+/* Leg k's part of bytes over n copies: equal, the rest a byte each to
+ * the first legs. */
 static __u64 copy_part(__u64 bytes, int k, int n)
 {
-	return k + 1 == n ? bytes - bytes / n * (n - 1) : bytes / n;
+	return bytes / n + ((__u64)k < bytes % n);
 }
 
 /* A transaction's bytes by cause, written on disk: or, where disk is a
@@ -315,8 +316,8 @@ int ledger_disk(struct ledger *l, __u32 disk, struct ledger_disk *out)
 		return -1;
 	out->disk = disk;
 	out->journal_by_cause = copy_part(sum.journal_by_cause, k, n);
-	/* Its rounding's rest to the first leg, the other's to the last:
-	 * one leg taking both would show a byte more than it wrote. */
+	/* Its rounding's rest a byte each to the last legs, the other's to
+	 * the first: no leg shows more than its part of both. */
 	out->by_window = copy_part(sum.by_window, n - 1 - k, n);
 	out->left_over = copy_part(sum.left_over, k, n);
 	out->untraced = copy_part(sum.untraced, k, n);
@@ -880,7 +881,7 @@ void ledger_txn_late(struct ledger *l, const struct amp_txn_late *rec)
 {
 	struct known_txn *t = txn_find(l, rec->dev, rec->tid);
 	struct ledger_disk *d = disk_totals(l, rec->disk);
-	struct window *w = window_of(l, rec->disk);
+	struct window *w;
 	__u64 total = t && t->committed ? txn_total_handles(t) : 0, given = 0, user, later = 0;
 
 	for (struct held *h = total ? l->held : NULL; h; h = h->next)
@@ -904,6 +905,9 @@ void ledger_txn_late(struct ledger *l, const struct amp_txn_late *rec)
 	 * to the window, in there). */
 	if (total)
 		given += txn_share_files(l, t, rec->bytes, rec->bytes - given - later, true);
+	/* Looked up again: sharing may have added rows (realloc). */
+	d = disk_totals(l, rec->disk);
+	w = window_of(l, rec->disk);
 	user = total ? rec->bytes * t->st.handles_user / total : 0;
 	if (user > rec->bytes - given - later)
 		user = rec->bytes - given - later;
