@@ -348,6 +348,20 @@ static __u64 unclaimed_counter(struct ledger *l, __u32 disk, __u64 *ios, __u64 *
 	       st.bytes[AMP_CLASS_JOURNAL] - st.journal_txn;
 }
 
+/*
+ * The disk's unclaimed bytes since the window opened.  The counter is a
+ * difference of the kernel's counters, copied from the map while the walk
+ * updates them one after the other (a metadata class before the
+ * transaction's meta_txn): a copy between the two reads high, and the next
+ * lower.  A window that opened on a high read gives nothing until the
+ * counter is past it again (window_close keeps the higher base), rather
+ * than a negative count read as 2^64.
+ */
+static __u64 unclaimed_since(const struct window *w, __u64 base_now)
+{
+	return base_now > w->base_at_open ? base_now - w->base_at_open : 0;
+}
+
 static struct window *window_of(struct ledger *l, __u32 disk)
 {
 	struct window *w;
@@ -809,21 +823,6 @@ void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec)
 	struct known_txn *t = txn_find(l, rec->dev, rec->tid);
 	__u64 untraced, user, bytes;
 
-	if (t && t->committed) {
-		/* Its record came already: the kernel made it anew for bytes
-		 * charged to it after (the end of the run sends what the map
-		 * holds).  Those alone are new: shared as late bytes, not its
-		 * whole split again. */
-		struct amp_txn_late late = {
-			.type = AMP_REC_TXN_LATE, .dev = rec->dev, .tid = rec->tid,
-			.disk = rec->st.disk ? rec->st.disk : txn_disk(l, t),
-			.bytes = rec->st.journal_bytes + rec->st.meta_bytes,
-		};
-
-		if (late.bytes)
-			ledger_txn_late(l, &late);
-		return;
-	}
 	if (!t) {
 		if (amp_grow(&l->txns, &l->cap_txns, l->nr_txns + 1, sizeof(*l->txns)))
 			return;
@@ -928,7 +927,7 @@ void ledger_txn_late(struct ledger *l, const struct amp_txn_late *rec)
  */
 static void window_close(struct ledger *l, struct window *w, __u64 base_now, __u64 others_now)
 {
-	__u64 bytes = base_now - w->base_at_open + w->pool, given = 0;
+	__u64 bytes = unclaimed_since(w, base_now) + w->pool, given = 0;
 	__u64 other_pages = (others_now - w->others_at_open) / page_bytes();
 	struct ledger_disk *d = disk_totals(l, w->disk);
 
@@ -958,7 +957,8 @@ static void window_close(struct ledger *l, struct window *w, __u64 base_now, __u
 	w->nr = 0;
 	w->pages = 0;
 	w->pool = 0;
-	w->base_at_open = base_now;
+	if (base_now > w->base_at_open)
+		w->base_at_open = base_now;
 	w->others_at_open = others_now;
 	w->opened = now_s();
 }
@@ -1035,8 +1035,9 @@ void ledger_flush(struct ledger *l, int txns_fd)
 
 		/* Unclaimed bytes of windows that never had an entry. */
 		if (d)
-			d->left_over = unclaimed_counter(l, l->wins[i].disk, &ios, NULL) -
-				       l->wins[i].base_at_open + l->wins[i].pool;
+			d->left_over = unclaimed_since(&l->wins[i],
+						       unclaimed_counter(l, l->wins[i].disk, &ios, NULL)) +
+				       l->wins[i].pool;
 	}
 	for (struct held *h = l->held; h; h = h->next) {
 		bool was = held_ready(h);
