@@ -831,6 +831,8 @@ void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec)
 		t->key.dev = rec->dev;
 		t->key.tid = rec->tid;
 	}
+	/* A second record of one transaction is its continuation (btrfs
+	 * sends one at a log sync, and handles join it after): its own. */
 	t->st = rec->st;
 	if (!t->committed)
 		t->committed_at = now_s();
@@ -888,6 +890,11 @@ void ledger_txn_late(struct ledger *l, const struct amp_txn_late *rec)
 			if (h->e.txns[i].dev == rec->dev && h->e.txns[i].tid == rec->tid) {
 				__u64 share = rec->bytes * h->e.txns[i].handles / total;
 
+				/* Never past the bytes: a btrfs transaction's record
+				 * is replaced by its continuation's (see ledger_txn),
+				 * whose handles may not count every held entry's. */
+				if (share > rec->bytes - given)
+					share = rec->bytes - given;
 				h->c.meta += share;
 				given += share;
 				if (d)
