@@ -54,6 +54,10 @@ int BPF_PROG(on_bio_queue, struct bio *bio)
 	 * than a RAID1's legs wrote). */
 	if (bio_is_stack_clone((__u64)bio->bi_end_io))
 		return 0;
+	/* Nor a bio with no data (an empty flush, md's to each leg among
+	 * them): no write of it is ever walked, so its entry would stay. */
+	if (!bio->bi_iter.bi_size)
+		return 0;
 	/* Only bios whose completion we will walk: a bio of another disk would
 	 * stay here and, its address reused, mark a later bio as journal. */
 	if (filter_dev || xlog || xbuf) {
