@@ -496,9 +496,9 @@ static __always_inline void leg_release(struct amp_folio_slot *s, struct amp_pag
  * bytes_written changes: an atomic add, once the busy bit (now only the
  * dirtying side's) is down.  The leg that adds the last byte of the last
  * copy settles the entry, marks the slot settled (nobody cancels it
- * again) and frees it under the busy bit (leg_release).  1: charged; 0: a jbd2 copy
- * of metadata (not charged); -1: not this folio's any more, or busy
- * throughout (page_races).
+ * again) and frees it under the busy bit (leg_release).  1: charged;
+ * 0: a jbd2 copy of metadata (not charged); -1: not this folio's any
+ * more, or busy throughout (page_races).
  */
 static __always_inline int leg_copy_written(struct amp_folio_slot *s, struct amp_page_key *key,
 					    __u64 tag, __u64 sub, __u32 in_page, __u32 *chunk,
