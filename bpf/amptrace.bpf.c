@@ -17,6 +17,7 @@
 #include "files.bpf.h"
 #include "entry.bpf.h"
 #include "folios.bpf.h"
+#include "sender.bpf.h"
 #include "syscall.bpf.h"
 #include "txnpages.bpf.h"
 #include "fsjournal.bpf.h"

@@ -36,6 +36,32 @@ enum amp_syscall_kind {
 	AMP_SYS_RECVMMSG = 3,	/* like RECV, bytes summed from the mmsghdr array */
 	AMP_SYS_SOCKRECV = 4,	/* like RECV on a socket-only syscall: nothing to
 				 * check or keep at enter, so the exit alone does */
+	AMP_SYS_RECVMSG = 5,	/* SOCKRECV with a msghdr (recvmsg): its control
+				 * messages name the sender */
+};
+
+/* How a received record's sender is known (struct amp_entry.sender_how). */
+enum amp_sender_how {
+	AMP_SENDER_NONE = 0,	/* not a receive, or the record came with no
+				 * credentials (a read of a stream socket, a
+				 * socket without SO_PASSCRED) */
+	AMP_SENDER_CREDS = 1,	/* the SCM_CREDENTIALS the kernel attached: a
+				 * datagram's sender, a stream's writer */
+	AMP_SENDER_KERNEL = 2,	/* the kernel: /dev/kmsg, a netlink socket
+				 * (audit), credentials of pid 0 */
+};
+
+/*
+ * A process that exited while receives were traced (group leaders only):
+ * a short-lived sender (logger, a cron job) is gone before user space
+ * names it, so its name and cgroup are kept here, by pid.
+ */
+struct amp_exited_proc {
+	__u64 start_ns;		/* its start, CLOCK_BOOTTIME: a pid reused since
+				 * is told from it */
+	__u64 exit_ns;		/* CLOCK_BOOTTIME */
+	__u64 cgroup_id;	/* its cgroup v2 id, 0 if none */
+	char comm[AMP_COMM_LEN];
 };
 
 /* Device byte classes; they sum to the device's written-sector counter. */
@@ -118,7 +144,13 @@ struct amp_entry {
 	__u32 runs_dropped;	/* folios beyond AMP_SCATTER_MAX */
 	__u32 nr_txns;
 	__u32 txns_dropped;	/* transactions beyond AMP_ENTRY_TXNS */
-	__u32 __pad;
+	/* Who sent a received record (enum amp_sender_how says how it is
+	 * known): the sending process's tgid and uid, as the kernel gave
+	 * them to the receiver.  A write's sender is its own process. */
+	__u32 sender_pid;
+	__u32 sender_uid;
+	__u8 sender_how;
+	__u8 __pad[3];
 	struct amp_entry_txn txns[AMP_ENTRY_TXNS];
 	struct amp_page_run runs[AMP_SCATTER_MAX];
 };

@@ -34,6 +34,8 @@ volatile __u32 nr_target_devs AMP_HOT = 0;
 volatile __u64 ringbuf_quarter AMP_HOT = 1 << 18;	/* a quarter of the events ring */
 volatile __u32 settle_slot_mask AMP_HOT = (1 << 17) - 1;	/* unsettled's size - 1 */
 volatile __u32 folio_table_mask AMP_HOT = (1 << 18) - 1;	/* folio_table's size - 1 */
+/* Receives are traced: keep exited processes' names (exited_procs). */
+volatile bool track_senders AMP_HOT = false;
 
 /* Set by the loader through the skeleton's rodata before load. */
 const volatile __u32 page_size = 4096;
@@ -142,7 +144,8 @@ struct pending_syscall {
 	__u32 folios_dirtied;
 	__u32 pages_dirtied;
 	__u8 kind;
-	__u8 __pad[7];
+	bool kmsg;		/* a read of /dev/kmsg: the kernel's records */
+	__u8 __pad[6];
 };
 
 /* A thread's additions to its last written file's totals, not yet in
@@ -335,6 +338,16 @@ struct {
 	__type(key, __u32);
 	__type(value, struct amp_dev_stats);
 } dev_scratch SEC(".maps");
+
+/* Processes that exited while receives were traced, by tgid: who a
+ * received record's sender was, once it is gone (sender.bpf.h).  The
+ * oldest go first; user space names a sender seconds after its record. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct amp_exited_proc);
+} exited_procs SEC(".maps");
 
 /* Bios of a filesystem transaction, from queue to completion (the jbd2
  * thread's, among others). */

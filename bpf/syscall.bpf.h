@@ -113,14 +113,14 @@ static __always_inline int logging_syscall_enter(long nr, struct pt_regs *regs,
 	kind = bpf_map_lookup_elem(&syscall_kinds, &key);
 	if (!kind || *kind == AMP_SYS_NONE || !task_is_target(pid_tgid))
 		return 0;
-	if (*kind == AMP_SYS_SOCKRECV) {
+	if (*kind == AMP_SYS_SOCKRECV || *kind == AMP_SYS_RECVMSG) {
 		/* Raw tracepoint only (its exit has no syscall number): keep it
 		 * pending; the per-syscall hook skips this enter altogether. */
 		t = thread_state(true);
 		if (t) {
 			t->p = p;
 			t->p.nr = nr;
-			t->p.kind = AMP_SYS_SOCKRECV;
+			t->p.kind = *kind;
 		}
 		return 0;
 	}
@@ -157,8 +157,8 @@ static __always_inline int logging_syscall_enter(long nr, struct pt_regs *regs,
 	} else {
 		/* Receives on sockets, and journald's reads of kernel messages
 		 * (/dev/kmsg, char 1:11): each one a log record. */
-		if (mode != AMP_S_IFSOCK &&
-		    !(mode == AMP_S_IFCHR && BPF_CORE_READ(inode, i_rdev) == AMP_KMSG_RDEV))
+		p.kmsg = mode == AMP_S_IFCHR && BPF_CORE_READ(inode, i_rdev) == AMP_KMSG_RDEV;
+		if (mode != AMP_S_IFSOCK && !p.kmsg)
 			return 0;
 		p.arg_ptr = SYSCALL_ARG(1);
 		t = thread_state(true);
@@ -205,9 +205,10 @@ static __always_inline __s64 recvmmsg_bytes(__u64 vec, long n)
 	return bytes;
 }
 
-/* A receive returned ret bytes (or messages): the entry of one log record. */
+/* A receive returned ret bytes (or messages): the entry of one log record,
+ * and who sent it. */
 static __always_inline void receive_done(struct amp_thread *t, __u32 nr, __u8 kind,
-					 __u64 arg_ptr, long ret)
+					 __u64 arg_ptr, bool kmsg, long ret)
 {
 	struct pending_syscall p = { .nr = nr, .kind = kind };
 	struct amp_entry *e;
@@ -215,8 +216,10 @@ static __always_inline void receive_done(struct amp_thread *t, __u32 nr, __u8 ki
 	if (ret <= 0)
 		return;
 	e = entry_open(t, bpf_get_current_pid_tgid(), &p, bpf_ktime_get_boot_ns());
-	if (e)
-		e->bytes = kind == AMP_SYS_RECVMMSG ? recvmmsg_bytes(arg_ptr, ret) : ret;
+	if (!e)
+		return;
+	e->bytes = kind == AMP_SYS_RECVMMSG ? recvmmsg_bytes(arg_ptr, ret) : ret;
+	receive_sender(e, kind, arg_ptr, kmsg);
 }
 
 /* nr: the syscall, or -1 where the hook does not say (raw sys_exit). */
@@ -231,10 +234,10 @@ static __always_inline int logging_syscall_exit(long nr, long ret)
 		__u8 *kind = bpf_map_lookup_elem(&syscall_kinds, &key);
 
 		/* recvmsg, recvfrom: everything is known here, at exit. */
-		if (kind && *kind == AMP_SYS_SOCKRECV) {
+		if (kind && (*kind == AMP_SYS_SOCKRECV || *kind == AMP_SYS_RECVMSG)) {
 			if (ret > 0 && task_is_target(bpf_get_current_pid_tgid()) &&
 			    (t = thread_state(true)))
-				receive_done(t, nr, AMP_SYS_SOCKRECV, 0, ret);
+				receive_done(t, nr, *kind, 0, false, ret);
 			return 0;
 		}
 	}
@@ -251,7 +254,7 @@ static __always_inline int logging_syscall_exit(long nr, long ret)
 			file_account_write(t, p, e->id, ret);
 		}
 	} else {
-		receive_done(t, p->nr, p->kind, p->arg_ptr, ret);
+		receive_done(t, p->nr, p->kind, p->arg_ptr, p->kmsg, ret);
 	}
 	p->kind = AMP_SYS_NONE;
 	return 0;
@@ -269,12 +272,14 @@ int on_syscall_exit(struct trace_event_raw_sys_exit *ctx)
 	return logging_syscall_exit(ctx->id, ctx->ret);
 }
 
-/* A thread that exits ends its entry: nothing else can be charged to it. */
+/* A thread that exits ends its entry: nothing else can be charged to it.
+ * A process that exits may have sent records still to be named. */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_thread_exit)
 {
 	struct amp_thread *t = thread_state(false);
 
+	sender_exit(bpf_get_current_task_btf());
 	if (t) {
 		entry_close(t, bpf_ktime_get_boot_ns(), 0);
 		early_txn_drop(t);

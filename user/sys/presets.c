@@ -6,7 +6,7 @@
 #include "sys/presets.h"
 
 static const struct preset_syscall receive_syscalls[] = {
-	{ "recvmsg", SYS_recvmsg, AMP_SYS_SOCKRECV },
+	{ "recvmsg", SYS_recvmsg, AMP_SYS_RECVMSG },
 	{ "recvfrom", SYS_recvfrom, AMP_SYS_SOCKRECV },
 	{ "recvmmsg", SYS_recvmmsg, AMP_SYS_RECVMMSG },
 	{ "read", SYS_read, AMP_SYS_RECV },

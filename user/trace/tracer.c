@@ -31,6 +31,7 @@
 #include "sys/mounts.h"
 #include "sys/paths.h"
 #include "sys/presets.h"
+#include "sys/senders.h"
 #include "trace/ksyms.h"
 #include "trace/preflight.h"
 #include "trace/prefault.h"
@@ -78,6 +79,7 @@ struct tracer {
 	 * top, last, gives the terminal back first). */
 	struct sink sinks[MAX_SINKS];
 	int nr_sinks;
+	struct senders *senders;	/* who sent each entry's record */
 	struct report *report;	/* trace, record: its clock for the record */
 	struct recorder *rec;	/* record: its file is never charged */
 	struct top *top;	/* top: its keys */
@@ -96,9 +98,11 @@ struct tracer {
 static void deliver_entry(void *ctx, const struct amp_entry *e, const struct entry_costs *c)
 {
 	struct tracer *t = ctx;
+	struct entry_costs named = *c;
 
+	named.sender = t->senders ? senders_of(t->senders, e) : NULL;
 	for (int i = 0; i < t->nr_sinks; i++)
-		sink_entry(&t->sinks[i], e, c);
+		sink_entry(&t->sinks[i], e, &named);
 }
 
 static int on_record(void *ctx, void *data, size_t len)
@@ -740,7 +744,7 @@ static int attach_syscall_hooks(struct tracer *t, const struct preset_syscall *s
 		if (!add_sys_link(t, bpf_program__attach_tracepoint(skel->progs.on_syscall_exit,
 								    "syscalls", event)))
 			break;
-		if (sys[i].kind == AMP_SYS_SOCKRECV)
+		if (sys[i].kind == AMP_SYS_SOCKRECV || sys[i].kind == AMP_SYS_RECVMSG)
 			continue;	/* its exit does everything */
 		snprintf(event, sizeof(event), "sys_enter_%s", sys[i].name);
 		if (!add_sys_link(t, bpf_program__attach_tracepoint(t->enter_prog,
@@ -1020,6 +1024,12 @@ int trace_run(const struct trace_opts *o)
 	summarizer_use_progs(t.summarizer, t.skel->obj);
 	paths_use_maps(bpf_map__fd(t.skel->maps.files), bpf_map__fd(t.skel->maps.file_paths));
 	paths_use_bdevfs(&t.skel->data->bdevfs_dev);
+	t.senders = senders_new(bpf_map__fd(t.skel->maps.exited_procs));
+	if (!t.senders)
+		goto cleanup;
+	for (int i = 0; i < nr_sys; i++)
+		if (sys[i].kind != AMP_SYS_WRITE)
+			t.skel->data->track_senders = true;
 	own_startup(&t);
 
 	signal(SIGINT, on_signal);
@@ -1070,6 +1080,7 @@ cleanup:
 	ledger_free(t.ledger);
 	summarizer_free(t.summarizer);
 	startup_free(t.startup);
+	senders_free(t.senders);
 	if (close_sinks(&t, !err))
 		err = -1;
 	free(s.devs);

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Who sent a received record.  journald's native, syslog and stdout
+ * sockets all pass SO_PASSCRED, so each receive brings an SCM_CREDENTIALS
+ * message naming the sending process: a datagram's sender, or the process
+ * that wrote these bytes of a stream.  When recvmsg returns it sits in the
+ * receiver's own control buffer, user memory the kernel has just written:
+ * read from there (a few small reads, no lock, no map).  Ids only: no
+ * payload byte is read.
+ *
+ * A sender may exit before user space names it (logger does at once), so
+ * while receives are traced the exits of processes are kept by pid
+ * (exited_procs): name, cgroup and start time, which tells a pid reused
+ * since from the sender.
+ */
+#ifndef AMPTRACE_SENDER_BPF_H
+#define AMPTRACE_SENDER_BPF_H
+
+/* include/uapi/asm-generic/socket.h (x86, arm64: not alpha, mips, parisc
+ * or sparc, whose SOL_SOCKET is 0xffff) and linux/socket.h. */
+#define AMP_SOL_SOCKET		1
+#define AMP_SCM_CREDENTIALS	2
+#define AMP_AF_NETLINK		16
+/* Control messages looked at before giving up: the kernel puts at most a
+ * timestamp before the credentials, then a security label and fds. */
+#define AMP_CMSG_MAX		4
+
+/* The syscall's argument n (0 or 1) at its exit: from the registers the
+ * task entered with.  The syscall leaves them as they were (arm64's x0
+ * holds the return value by then; PARM1 is orig_x0 there). */
+static __always_inline __u64 exit_syscall_arg(int n)
+{
+	struct pt_regs *regs;
+
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+		return 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	return n == 0 ? PT_REGS_PARM1_CORE_SYSCALL(regs) : PT_REGS_PARM2_CORE_SYSCALL(regs);
+}
+
+/* The SCM_CREDENTIALS in the control buffer of the msghdr at user
+ * address msg, into e; nothing if there is none. */
+static __always_inline void sender_from_msghdr(struct amp_entry *e, __u64 msg)
+{
+	struct { __u64 control, controllen; } ctl;
+	__u64 off = 0;
+
+	if (!msg || bpf_probe_read_user(&ctl, sizeof(ctl),
+					(void *)(msg + offsetof(struct user_msghdr, msg_control))))
+		return;
+	for (int i = 0; i < AMP_CMSG_MAX; i++) {
+		struct cmsghdr h;
+		struct ucred uc;
+
+		if (off + sizeof(h) > ctl.controllen ||
+		    bpf_probe_read_user(&h, sizeof(h), (void *)(ctl.control + off)))
+			return;
+		if (h.cmsg_level == AMP_SOL_SOCKET && h.cmsg_type == AMP_SCM_CREDENTIALS) {
+			if (bpf_probe_read_user(&uc, sizeof(uc), (void *)(ctl.control + off + sizeof(h))))
+				return;
+			e->sender_pid = uc.pid;
+			e->sender_uid = uc.uid;
+			/* pid 0: sent by the kernel (audit over netlink). */
+			e->sender_how = uc.pid ? AMP_SENDER_CREDS : AMP_SENDER_KERNEL;
+			return;
+		}
+		if (h.cmsg_len < sizeof(h))
+			return;
+		off += (h.cmsg_len + sizeof(long) - 1) & ~(sizeof(long) - 1);	/* CMSG_ALIGN */
+	}
+}
+
+/* Whether fd of the current task is a netlink socket (audit's): then the
+ * kernel sent what came in on it.  Only asked when no credentials came. */
+static __always_inline bool fd_is_netlink(int fd)
+{
+	struct fdtable *fdt = BPF_CORE_READ(bpf_get_current_task_btf(), files, fdt);
+	struct file *file = NULL;
+	struct socket *sock;
+
+	if (!fdt || fd < 0 || fd >= BPF_CORE_READ(fdt, max_fds) ||
+	    bpf_probe_read_kernel(&file, sizeof(file), BPF_CORE_READ(fdt, fd) + fd) || !file)
+		return false;
+	sock = BPF_CORE_READ(file, private_data);
+	return sock && BPF_CORE_READ(sock, sk, __sk_common.skc_family) == AMP_AF_NETLINK;
+}
+
+/* The sender of the record entry e was opened for, at the receive's exit:
+ * kind and msgvec as the receive gave them (recvmmsg: its first message's). */
+static __always_inline void receive_sender(struct amp_entry *e, __u8 kind, __u64 msgvec,
+					   bool kmsg)
+{
+	if (kmsg) {
+		e->sender_how = AMP_SENDER_KERNEL;
+		return;
+	}
+	if (kind == AMP_SYS_RECVMMSG)
+		sender_from_msghdr(e, msgvec);	/* mmsghdr starts with its msghdr */
+	else if (kind == AMP_SYS_RECVMSG)
+		sender_from_msghdr(e, exit_syscall_arg(1));
+	if (e->sender_how == AMP_SENDER_NONE && fd_is_netlink((int)exit_syscall_arg(0)))
+		e->sender_how = AMP_SENDER_KERNEL;
+}
+
+/* A process exits: keep its name while receives are traced.  Threads
+ * other than the group leader are not senders (credentials carry the
+ * tgid). */
+static __always_inline void sender_exit(struct task_struct *task)
+{
+	struct amp_exited_proc x = {};
+	__u32 pid = task->tgid;
+
+	if (!track_senders || task->pid != task->tgid)
+		return;
+	x.start_ns = task->start_boottime;
+	x.exit_ns = bpf_ktime_get_boot_ns();
+	x.cgroup_id = bpf_get_current_cgroup_id();
+	__builtin_memcpy(x.comm, task->comm, sizeof(x.comm));
+	bpf_map_update_elem(&exited_procs, &pid, &x, BPF_ANY);
+}
+
+#endif /* AMPTRACE_SENDER_BPF_H */
