@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include "amptrace.h"
 
+struct sender;
+
 /* Costs settled here, on top of the kernel's (an entry's dev_bytes). */
 struct entry_costs {
 	__u64 journal;		/* fs journal, by cause: share of its commits */
@@ -21,6 +23,9 @@ struct entry_costs {
 	 * transactions' shares, split by tree as meta_bytes was (part of
 	 * meta).  Sums to its btrfs metadata. */
 	__u64 btrfs_tree[AMP_BTRFS_TREES];
+	/* Who sent it (sys/senders.h), set on the way to the sinks; NULL:
+	 * not known (a record from before senders were kept). */
+	const struct sender *sender;
 };
 
 /* Per disk, for the summary. */

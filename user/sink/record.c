@@ -34,8 +34,10 @@
  *              u8 kind, written} (only the runs used);
  *              then (since transaction metadata; older readers stop before
  *              it) u64 meta (ledger cost); then (since btrfs trees;
- *              only an entry with btrfs metadata) u16 n + n x u64 its
- *              btrfs metadata by tree (ledger's btrfs_tree)
+ *              an entry with btrfs metadata or a sender) u16 n + n x u64
+ *              its btrfs metadata by tree (ledger's btrfs_tree); then
+ *              (since senders) u8 state (enum sender_state), u32 pid,
+ *              uid, str comm, cgroup, unit, container
  *   4 FILE     u32 dev, u64 ino, u32 last_pid, str kernel name, u64 entries,
  *              syscall_bytes, folios_dirtied, pages_dirtied, dev_bytes
  *   5 SUMMARY  u8 final, u8 pad[3], u32 nr_files (FILE records just before),
@@ -372,11 +374,22 @@ void recorder_entry(struct recorder *r, const struct amp_entry *e, const struct 
 		put_u8(b, e->runs[i].written);
 	}
 	put_u64(b, c->meta);
-	/* Only a btrfs entry's: others' records stay as they were. */
+	/* A btrfs entry's trees; with a sender to follow, 0 trees for others. */
 	if (btrfs_trees_sum(c->btrfs_tree, AMP_BTRFS_TREES)) {
 		put_u16(b, AMP_BTRFS_TREES);
 		for (int k = 0; k < AMP_BTRFS_TREES; k++)
 			put_u64(b, c->btrfs_tree[k]);
+	} else if (c->sender) {
+		put_u16(b, 0);
+	}
+	if (c->sender) {
+		put_u8(b, c->sender->state);
+		put_u32(b, c->sender->pid);
+		put_u32(b, c->sender->uid);
+		put_str(b, c->sender->comm, sizeof(c->sender->comm));
+		put_str(b, c->sender->cgroup, sizeof(c->sender->cgroup));
+		put_str(b, c->sender->unit, sizeof(c->sender->unit));
+		put_str(b, c->sender->container, sizeof(c->sender->container));
 	}
 	emit(r, RECORD_ENTRY);
 	r->entries++;
@@ -681,7 +694,8 @@ static enum record_status read_record(struct record_reader *r, __u16 *type, stru
 	return RECORD_MORE;
 }
 
-static bool decode_entry(struct cur *c, struct amp_entry *e, struct entry_costs *co)
+static bool decode_entry(struct cur *c, struct amp_entry *e, struct entry_costs *co,
+			 struct sender *who)
 {
 	__u32 nr_txns, nr_runs;
 
@@ -737,6 +751,20 @@ static bool decode_entry(struct cur *c, struct amp_entry *e, struct entry_costs 
 	/* Written since the per-entry btrfs trees, btrfs entries only. */
 	if (!c->short_ && c->pos < c->len)
 		get_trees(c, co->btrfs_tree, get_u16(c));
+	/* Written since senders. */
+	if (!c->short_ && c->pos < c->len) {
+		memset(who, 0, sizeof(*who));
+		who->state = get_u8(c);
+		who->pid = get_u32(c);
+		who->uid = get_u32(c);
+		get_str(c, who->comm, sizeof(who->comm));
+		get_str(c, who->cgroup, sizeof(who->cgroup));
+		get_str(c, who->unit, sizeof(who->unit));
+		get_str(c, who->container, sizeof(who->container));
+		if (who->state >= SENDER_NR_STATES)
+			return false;
+		co->sender = who;
+	}
 	return !c->short_;
 }
 
@@ -875,7 +903,7 @@ enum record_status record_next(struct record_reader *r, struct record_item *it)
 			ok = !c.short_;
 			break;
 		case RECORD_ENTRY:
-			ok = decode_entry(&c, &it->entry, &it->costs);
+			ok = decode_entry(&c, &it->entry, &it->costs, &it->sender);
 			break;
 		case RECORD_FILE:
 			ok = decode_file(r, &c);

@@ -12,6 +12,7 @@
 #include "ledger/ledger.h"
 #include "sink/sink.h"
 #include "sink/summary.h"
+#include "sys/senders.h"
 
 #define RECORD_MAGIC	"AMPTRACE"	/* 8 bytes, no NUL */
 #define RECORD_VERSION	1
@@ -51,7 +52,8 @@ struct record_item {
 	enum record_type type;
 	__u64 offset;			/* of the record in the file */
 	struct amp_entry entry;		/* RECORD_ENTRY */
-	struct entry_costs costs;
+	struct entry_costs costs;	/* costs.sender: &sender, or NULL */
+	struct sender sender;
 	struct summary summary;		/* RECORD_SUMMARY; files from the FILE records before it */
 	bool final;
 	__u64 entries;			/* entries the recorder had written when it wrote this summary */

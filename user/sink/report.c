@@ -11,6 +11,7 @@
 #include <time.h>
 #include "util.h"
 #include "sink/bill.h"
+#include "sink/by_sender.h"
 #include "sink/report.h"
 #include "sys/devstat.h"
 #include "sys/presets.h"
@@ -53,8 +54,10 @@ struct report {
 	void *path_ctx;
 	struct proc_total *procs;
 	size_t nr_procs, cap_procs;
+	struct by_sender senders;	/* empty for a record from before senders */
 	__u64 entries, unsettled;
 	bool header_done;
+	bool sender_column;	/* the table has one: its first entry had a sender */
 };
 
 struct report *report_new(FILE *out, bool json, bool quiet)
@@ -93,6 +96,7 @@ void report_free(struct report *r)
 	if (!r)
 		return;
 	free(r->procs);
+	by_sender_free(&r->senders);
 	free(r);
 }
 
@@ -158,6 +162,8 @@ static void entry_json(struct report *r, const struct amp_entry *e, const struct
 		strnlen(e->comm, AMP_COMM_LEN)));
 	json_object_object_add(o, "syscall", json_object_new_string(syscall_name(e->syscall_nr)));
 	json_object_object_add(o, "bytes", json_object_new_int64(e->bytes));
+	if (c->sender)
+		json_object_object_add(o, "sender", sender_json(c->sender));
 	if (e->fd_ino) {
 		json_object *f = json_object_new_object();
 
@@ -258,14 +264,23 @@ static void entry_text(struct report *r, const struct amp_entry *e, const struct
 	char t[32];
 
 	if (!r->header_done) {
-		fprintf(r->out, "%-6s %-12s %-7s %-15s %-8s %6s %5s %6s %8s %6s %7s %7s %8s  %s\n",
-			"ENTRY", "TIME", "TID", "COMM", "SYSCALL", "BYTES", "PAGES", "FAULTS",
+		r->sender_column = c->sender != NULL;
+		fprintf(r->out, "%-6s %-12s %-7s %-15s ", "ENTRY", "TIME", "TID", "COMM");
+		if (r->sender_column)
+			fprintf(r->out, "%-24s ", "SENDER");
+		fprintf(r->out, "%-8s %6s %5s %6s %8s %6s %7s %7s %8s  %s\n",
+			"SYSCALL", "BYTES", "PAGES", "FAULTS",
 			"DATA", "META", "JOURNAL", "WINDOW", "AMP", "PAGES DIRTIED (file:page)");
 		r->header_done = true;
 	}
 	format_time(r, e->start_ns, t, sizeof(t), false);
-	fprintf(r->out, "%-6llu %-12s %-7u %-15.15s %-8s %6lld %5u %6u %8llu %6llu %7llu %7llu %7.1fx%s ",
-		(unsigned long long)e->id, t, e->tid, e->comm,
+	fprintf(r->out, "%-6llu %-12s %-7u %-15.15s ", (unsigned long long)e->id, t, e->tid, e->comm);
+	if (r->sender_column) {
+		char who[SENDER_UNIT_LEN];
+
+		fprintf(r->out, "%-24.24s ", c->sender ? sender_label(c->sender, who, sizeof(who)) : "-");
+	}
+	fprintf(r->out, "%-8s %6lld %5u %6u %8llu %6llu %7llu %7llu %7.1fx%s ",
 		syscall_name(e->syscall_nr), (long long)e->bytes, e->pages_dirtied,
 		e->write_faults, (unsigned long long)b.cost[BILL_DATA],
 		(unsigned long long)b.cost[BILL_METADATA],
@@ -296,6 +311,7 @@ void report_entry(struct report *r, const struct amp_entry *e, const struct entr
 		p->scatter_dropped += e->runs_dropped;
 		p->unsettled += !entry_settled(e);
 	}
+	by_sender_add(&r->senders, e, c, &b);
 	if (r->quiet)
 		return;
 	if (r->json)
@@ -375,6 +391,10 @@ static void summary_json(struct report *r, const struct summary *s)
 		json_object_array_add(a, j);
 	}
 	json_object_object_add(o, "processes", a);
+	if (r->senders.nr) {
+		by_sender_sort(&r->senders);
+		json_object_object_add(o, "senders", by_sender_json(&r->senders));
+	}
 
 	a = json_object_new_array();
 	for (int i = 0; i < s->nr_files; i++) {
@@ -544,6 +564,8 @@ static void summary_text(struct report *r, const struct summary *s)
 				"records of its BPF program loads, where audit is on)\n");
 			break;
 		}
+	by_sender_sort(&r->senders);
+	by_sender_text(&r->senders, out);
 
 	fprintf(out, "\nPer file (BYTES: write syscalls aimed at it; pages and device bytes of its folios):\n"
 		"%-10s %8s %10s %8s %8s %12s %8s  %s\n", "DEV", "ENTRIES", "BYTES", "FOLIOS",

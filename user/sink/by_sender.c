@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Bills by sender (see by_sender.h). */
+#include <stdlib.h>
+#include <string.h>
+#include "util.h"
+#include "sink/by_sender.h"
+
+#define OWN_LABEL "(amptrace-own)"
+
+void by_sender_add(struct by_sender *t, const struct amp_entry *e,
+		   const struct entry_costs *c, const struct bill *b)
+{
+	char key[SENDER_UNIT_LEN] = {}, buf[SENDER_UNIT_LEN];
+	struct sender_total *row;
+	size_t n = t->nr;
+
+	if (!c->sender)
+		return;
+	snprintf(key, sizeof(key), "%s", e->flags & AMP_ENTRY_OWN ? OWN_LABEL :
+		 sender_label(c->sender, buf, sizeof(buf)));
+	row = amp_row(&t->rows, &t->nr, &t->cap, sizeof(*row), key, sizeof(key));
+	if (!row)
+		return;
+	if (t->nr > n) {
+		memcpy(row->comm, c->sender->comm, sizeof(row->comm));
+	}
+	row->entries++;
+	row->bytes += e->bytes > 0 ? e->bytes : 0;
+	row->pages += e->pages_dirtied;
+	row->ios += e->ios;
+	bill_add(&row->bill, b);
+}
+
+static int by_bill(const void *a, const void *b)
+{
+	const struct sender_total *x = a, *y = b;
+
+	return x->bill.total < y->bill.total ? 1 : x->bill.total > y->bill.total ? -1 :
+	       strcmp(x->label, y->label);
+}
+
+void by_sender_sort(struct by_sender *t)
+{
+	if (t->nr > 1)
+		qsort(t->rows, t->nr, sizeof(*t->rows), by_bill);
+}
+
+static double amp_of(__u64 dev, __u64 bytes)
+{
+	return bytes ? (double)dev / bytes : 0.0;
+}
+
+json_object *by_sender_json(const struct by_sender *t)
+{
+	json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < t->nr; i++) {
+		const struct sender_total *r = &t->rows[i];
+		json_object *j = json_object_new_object(), *db = json_object_new_object();
+
+		json_object_object_add(j, "sender", json_object_new_string(r->label));
+		json_object_object_add(j, "comm", json_object_new_string_len(r->comm,
+			strnlen(r->comm, AMP_COMM_LEN)));
+		json_object_object_add(j, "entries", json_object_new_uint64(r->entries));
+		json_object_object_add(j, "bytes", json_object_new_uint64(r->bytes));
+		json_object_object_add(j, "pages_dirtied", json_object_new_uint64(r->pages));
+		for (int k = 0; k < NR_BILL; k++)
+			json_object_object_add(db, bill_names[k], json_object_new_uint64(r->bill.cost[k]));
+		json_object_object_add(j, "dev_bytes", db);
+		json_object_object_add(j, "dev_bytes_total", json_object_new_uint64(r->bill.total));
+		json_object_object_add(j, "ios", json_object_new_uint64(r->ios));
+		json_object_object_add(j, "amplification",
+			json_object_new_double(amp_of(r->bill.total, r->bytes)));
+		json_object_array_add(a, j);
+	}
+	return a;
+}
+
+void by_sender_text(const struct by_sender *t, FILE *out)
+{
+	if (!t->nr)
+		return;
+	fprintf(out, "\nPer sender (the service or process that sent the records; device bytes "
+		"charged to their entries):\n%-32s %-15s %8s %10s %8s %10s %10s %10s %10s %6s %8s\n",
+		"SENDER", "COMM", "ENTRIES", "BYTES", "PAGES", "DATA", "METADATA", "JOURNAL",
+		"WINDOW", "IOS", "AMP");
+	for (size_t i = 0; i < t->nr; i++) {
+		const struct sender_total *r = &t->rows[i];
+
+		fprintf(out, "%-32.32s %-15.15s %8llu %10llu %8llu %10llu %10llu %10llu %10llu %6llu %7.1fx\n",
+			r->label, r->comm[0] ? r->comm : "-", (unsigned long long)r->entries,
+			(unsigned long long)r->bytes, (unsigned long long)r->pages,
+			(unsigned long long)r->bill.cost[BILL_DATA],
+			(unsigned long long)r->bill.cost[BILL_METADATA],
+			(unsigned long long)r->bill.cost[BILL_JOURNAL],
+			(unsigned long long)r->bill.cost[BILL_WINDOW], (unsigned long long)r->ios,
+			amp_of(r->bill.total, r->bytes));
+	}
+}
+
+void by_sender_free(struct by_sender *t)
+{
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}
+
+json_object *sender_json(const struct sender *s)
+{
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "how", json_object_new_string(sender_state_names[s->state]));
+	if (s->pid)
+		json_object_object_add(j, "pid", json_object_new_int64(s->pid));
+	if (s->uid != (__u32)-1)
+		json_object_object_add(j, "uid", json_object_new_int64(s->uid));
+	if (s->comm[0])
+		json_object_object_add(j, "comm", json_object_new_string(s->comm));
+	if (s->cgroup[0])
+		json_object_object_add(j, "cgroup", json_object_new_string(s->cgroup));
+	if (s->unit[0])
+		json_object_object_add(j, "unit", json_object_new_string(s->unit));
+	if (s->container[0])
+		json_object_object_add(j, "container", json_object_new_string(s->container));
+	return j;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Bills by sender: the entries' bills summed per service that sent their
+ * records (its systemd unit, else its process name), for the summaries.
+ */
+#ifndef AMPTRACE_BY_SENDER_H
+#define AMPTRACE_BY_SENDER_H
+
+#include <json-c/json.h>
+#include <stdio.h>
+#include "sink/bill.h"
+#include "sys/senders.h"
+
+struct sender_total {
+	char label[SENDER_UNIT_LEN];	/* first, the row's key: sender_label() */
+	char comm[AMP_COMM_LEN];	/* of its first entry's sender */
+	__u64 entries, bytes, pages, ios;
+	struct bill bill;
+};
+
+struct by_sender {
+	struct sender_total *rows;
+	size_t nr, cap;
+};
+
+/* Add entry e, billed b, to its sender's row.  An entry of amptrace's own
+ * cost goes to a row of its own; one with no sender (an old record) to
+ * none. */
+void by_sender_add(struct by_sender *t, const struct amp_entry *e,
+		   const struct entry_costs *c, const struct bill *b);
+/* The rows, largest bill first. */
+void by_sender_sort(struct by_sender *t);
+json_object *by_sender_json(const struct by_sender *t);
+void by_sender_text(const struct by_sender *t, FILE *out);
+void by_sender_free(struct by_sender *t);
+
+/* One entry's "sender" object (pid, comm, unit, cgroup, container, how
+ * it is known). */
+json_object *sender_json(const struct sender *s);
+
+#endif /* AMPTRACE_BY_SENDER_H */

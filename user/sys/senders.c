@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Senders named: a pid at a moment (the record's receive) -> comm, cgroup,
+ * unit, container.
+ *
+ * A sender still running is read from /proc/PID; one that exited was kept
+ * by the kernel side at its exit (exited_procs: comm, cgroup id, start).
+ * Each is checked against the record's time: a pid whose process started
+ * after the record was reused, and the record's sender is the exited one,
+ * if its exit was kept.  Cached per pid; a cached process is taken as the
+ * sender of records up to when it was last seen alive, and for
+ * CHECK_EVERY_S after that without looking again (a pid reused within that
+ * is not told).
+ */
+#include <bpf/bpf.h>
+#include <ctype.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <search.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "util.h"
+#include "sys/senders.h"
+
+#define CHECK_EVERY_S	0.1	/* a live sender's /proc looked at again */
+#define WALK_EVERY_S	1.0	/* the cgroup tree walked again, on a miss */
+
+const char *const sender_state_names[SENDER_NR_STATES] = {
+	[SENDER_SELF] = "self", [SENDER_LIVE] = "live", [SENDER_EXITED] = "exited",
+	[SENDER_GONE] = "gone", [SENDER_REUSED] = "reused", [SENDER_KERNEL] = "kernel",
+	[SENDER_NOCREDS] = "no_credentials",
+};
+
+struct live_proc {
+	__u32 pid;		/* first: the key */
+	__u64 start_ns;		/* CLOCK_BOOTTIME, to the clock tick */
+	__u64 seen_ns;		/* last seen alive, CLOCK_BOOTTIME */
+	double checked;		/* now_s() then */
+	struct sender who;
+};
+
+struct cgroup_name {
+	__u64 id;		/* first: the key (the directory's inode) */
+	char path[SENDER_CGROUP_LEN];
+};
+
+struct senders {
+	int exited_fd;
+	void *procs;		/* tsearch tree of struct live_proc */
+	void *cgroups;		/* tsearch tree of struct cgroup_name */
+	char cgroup_root[512];	/* where cgroup v2 is mounted, "" if nowhere */
+	double walked;		/* now_s() of the last walk */
+	long tick_hz;
+	struct sender out;
+};
+
+static int cmp_u32(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The first cgroup2 mount in /proc/self/mountinfo (field 5, after " - "
+ * the type). */
+static void find_cgroup_root(char *root, size_t len)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	char line[1024], mnt[512], type[64];
+
+	root[0] = '\0';
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		const char *dash = strstr(line, " - ");
+
+		if (!dash || sscanf(dash + 3, "%63s", type) != 1 || strcmp(type, "cgroup2"))
+			continue;
+		if (sscanf(line, "%*s %*s %*s %*s %511s", mnt) == 1) {
+			snprintf(root, len, "%s", mnt);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+struct senders *senders_new(int exited_fd)
+{
+	struct senders *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->exited_fd = exited_fd;
+	s->tick_hz = sysconf(_SC_CLK_TCK);
+	if (s->tick_hz <= 0)
+		s->tick_hz = 100;
+	s->walked = -WALK_EVERY_S;
+	find_cgroup_root(s->cgroup_root, sizeof(s->cgroup_root));
+	return s;
+}
+
+void senders_free(struct senders *s)
+{
+	if (!s)
+		return;
+	tdestroy(s->procs, free);
+	tdestroy(s->cgroups, free);
+	free(s);
+}
+
+void sender_parse_cgroup(const char *path, char *unit, size_t unit_len,
+			 char *container, size_t container_len)
+{
+	static const char *const types[] = { ".service", ".scope", ".socket", ".mount",
+		".swap", ".target", ".timer", ".path", ".device", ".automount" };
+	const char *p = path, *hex = NULL;
+	size_t run = 0;
+
+	unit[0] = container[0] = '\0';
+	/* A container runtime names its cgroup by the container's id: 64 hex
+	 * digits (docker-ID.scope, cri-containerd-ID.scope, /docker/ID). */
+	for (const char *c = path; *c; c++) {
+		run = isxdigit((unsigned char)*c) && !isupper((unsigned char)*c) ? run + 1 : 0;
+		if (run == 64 && !isxdigit((unsigned char)c[1])) {
+			hex = c - 63;
+			break;
+		}
+	}
+	if (hex && container_len > 64)
+		snprintf(container, container_len, "%.64s", hex);
+	/* systemd's unit: the first component that is not a slice. */
+	while (*p) {
+		size_t n;
+
+		while (*p == '/')
+			p++;
+		n = strcspn(p, "/");
+		if (!n)
+			break;
+		if (n > 6 && !strncmp(p + n - 6, ".slice", 6)) {
+			p += n;
+			continue;
+		}
+		for (size_t i = 0; i < ARRAY_SIZE(types); i++) {
+			size_t t = strlen(types[i]);
+
+			if (n > t && !strncmp(p + n - t, types[i], t) && n < unit_len) {
+				snprintf(unit, unit_len, "%.*s", (int)n, p);
+				break;
+			}
+		}
+		break;
+	}
+}
+
+/* Read a small /proc file into buf (NUL-ended); false if none. */
+static bool read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return false;
+	buf[n] = '\0';
+	return true;
+}
+
+/* A process's start, CLOCK_BOOTTIME ns to the tick: /proc/PID/stat's
+ * 22nd field.  0 if it is gone. */
+static __u64 proc_start_ns(const struct senders *s, __u32 pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ticks;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	if (!read_small(path, buf, sizeof(buf)))
+		return 0;
+	p = strrchr(buf, ')');	/* comm may hold spaces and parentheses */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u "
+			 "%*d %*d %*d %*d %*d %*d %llu", &ticks) != 1)
+		return 0;
+	return ticks * (1000000000ULL / s->tick_hz);
+}
+
+/* The cgroup v2 path in /proc/PID/cgroup ("0::PATH"), where the kernel
+ * side's bpf_get_current_cgroup_id looks too. */
+static void proc_cgroup(__u32 pid, char *out, size_t len)
+{
+	char path[64], buf[4096], *line;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
+	if (!read_small(path, buf, sizeof(buf)))
+		return;
+	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+		if (!strncmp(line, "0::", 3)) {
+			snprintf(out, len, "%s", line + 3);
+			return;
+		}
+}
+
+static void fill_names(struct sender *w)
+{
+	sender_parse_cgroup(w->cgroup, w->unit, sizeof(w->unit), w->container,
+			    sizeof(w->container));
+}
+
+/* ------------------------------------------- cgroup ids of the exited --- */
+
+static struct senders *walking;	/* nftw gives its callback no context */
+
+static int walk_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	struct cgroup_name *c, **found;
+	size_t root = strlen(walking->cgroup_root);
+
+	(void)ftw;
+	if (type != FTW_D)
+		return 0;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return 1;
+	c->id = st->st_ino;
+	snprintf(c->path, sizeof(c->path), "%s", path[root] ? path + root : "/");
+	found = tsearch(c, &walking->cgroups, cmp_u64);
+	if (!found || *found != c)
+		free(c);
+	return 0;
+}
+
+/* A cgroup's path from its id (a cgroup v2 directory's inode number): from
+ * a walk of the tree, at most every WALK_EVERY_S.  "" if not found. */
+static void cgroup_path(struct senders *s, __u64 id, char *out, size_t len)
+{
+	struct cgroup_name **c;
+
+	out[0] = '\0';
+	if (!id || !s->cgroup_root[0])
+		return;
+	c = tfind(&id, &s->cgroups, cmp_u64);
+	if (!c && now_s() - s->walked >= WALK_EVERY_S) {
+		s->walked = now_s();
+		walking = s;
+		nftw(s->cgroup_root, walk_one, 16, FTW_PHYS | FTW_MOUNT);
+		walking = NULL;
+		c = tfind(&id, &s->cgroups, cmp_u64);
+	}
+	if (c)
+		snprintf(out, len, "%s", (*c)->path);
+}
+
+/* ---------------------------------------------------------- the lookup --- */
+
+/* pid as the sender of a record at `at` (CLOCK_BOOTTIME). */
+static void resolve(struct senders *s, __u32 pid, __u64 at, struct sender *w)
+{
+	struct live_proc key = { .pid = pid }, *lp, **found;
+	struct amp_exited_proc x;
+	char path[64];
+	__u64 start;
+
+	found = tfind(&key, &s->procs, cmp_u32);
+	lp = found ? *found : NULL;
+	if (lp && lp->start_ns <= at &&
+	    (at <= lp->seen_ns || now_s() - lp->checked < CHECK_EVERY_S)) {
+		*w = lp->who;
+		return;
+	}
+	start = proc_start_ns(s, pid);
+	if (start && start <= at) {
+		if (!lp || lp->start_ns != start) {
+			if (!lp) {
+				lp = calloc(1, sizeof(*lp));
+				if (!lp)
+					goto exited;
+				lp->pid = pid;
+				if (!tsearch(lp, &s->procs, cmp_u32)) {
+					free(lp);
+					goto exited;
+				}
+			}
+			lp->start_ns = start;
+			memset(&lp->who, 0, sizeof(lp->who));
+			lp->who.state = SENDER_LIVE;
+			lp->who.pid = pid;
+			snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+			if (read_small(path, lp->who.comm, sizeof(lp->who.comm)))
+				lp->who.comm[strcspn(lp->who.comm, "\n")] = '\0';
+			proc_cgroup(pid, lp->who.cgroup, sizeof(lp->who.cgroup));
+			fill_names(&lp->who);
+		}
+		lp->seen_ns = clock_ns(CLOCK_BOOTTIME);
+		lp->checked = now_s();
+		*w = lp->who;
+		return;
+	}
+exited:
+	memset(w, 0, sizeof(*w));
+	w->pid = pid;
+	if (s->exited_fd >= 0 && !bpf_map_lookup_elem(s->exited_fd, &pid, &x) &&
+	    x.start_ns <= at) {
+		w->state = SENDER_EXITED;
+		memcpy(w->comm, x.comm, sizeof(w->comm));
+		w->comm[sizeof(w->comm) - 1] = '\0';
+		cgroup_path(s, x.cgroup_id, w->cgroup, sizeof(w->cgroup));
+		fill_names(w);
+		return;
+	}
+	w->state = start ? SENDER_REUSED : SENDER_GONE;
+}
+
+/* A receive's entry: a syscall, and no file (a write has its file). */
+static bool entry_is_receive(const struct amp_entry *e)
+{
+	return e->syscall_nr >= 0 && !e->fd_ino;
+}
+
+const struct sender *senders_of(struct senders *s, const struct amp_entry *e)
+{
+	struct sender *w = &s->out;
+
+	if (!entry_is_receive(e)) {
+		resolve(s, e->pid, e->start_ns, w);
+		if (w->state != SENDER_LIVE && w->state != SENDER_EXITED) {
+			/* Its own name at least: the kernel side's. */
+			memset(w, 0, sizeof(*w));
+			w->pid = e->pid;
+			memcpy(w->comm, e->comm, sizeof(w->comm));
+			w->comm[sizeof(w->comm) - 1] = '\0';
+		}
+		w->state = SENDER_SELF;
+		w->uid = (__u32)-1;
+		return w;
+	}
+	switch (e->sender_how) {
+	case AMP_SENDER_CREDS:
+		resolve(s, e->sender_pid, e->start_ns, w);
+		w->uid = e->sender_uid;
+		return w;
+	case AMP_SENDER_KERNEL:
+		memset(w, 0, sizeof(*w));
+		w->state = SENDER_KERNEL;
+		w->uid = 0;
+		return w;
+	default:
+		memset(w, 0, sizeof(*w));
+		w->state = SENDER_NOCREDS;
+		w->uid = (__u32)-1;
+		return w;
+	}
+}
+
+const char *sender_label(const struct sender *s, char *buf, size_t len)
+{
+	switch (s->state) {
+	case SENDER_KERNEL:
+		return "kernel";
+	case SENDER_NOCREDS:
+		return "(no credentials)";
+	case SENDER_GONE:
+		return "(exited unnamed)";
+	case SENDER_REUSED:
+		return "(pid reused)";
+	default:
+		break;
+	}
+	snprintf(buf, len, "%s", s->unit[0] ? s->unit : s->comm[0] ? s->comm : "?");
+	return buf;
+}
