@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""t31's checks: each journald entry's sender (amptrace trace -j) against
+the journal's own fields for the same records (journalctl -o export).
+
+usage: sender_checks.py TRACE.json EXPORT TAG
+The test's senders log MESSAGE="amptest <unit> N" from cgroup
+amptest-<unit>.service; the kernel's lines are "amptest kernel N TAG".
+"""
+import collections
+import sys
+
+from checks import fail, load_trace, ok
+
+RECEIVES = {"recvmsg", "recvfrom", "recvmmsg", "read", "readv"}
+
+
+def read_export(path):
+    """Journal entries as dicts of their text fields."""
+    entries, cur = [], {}
+    with open(path, "rb") as f:
+        data = f.read()
+    pos = 0
+    while pos < len(data):
+        nl = data.find(b"\n", pos)
+        if nl < 0:
+            break
+        line = data[pos:nl]
+        pos = nl + 1
+        if not line:
+            if cur:
+                entries.append(cur)
+            cur = {}
+            continue
+        if b"=" in line:
+            k, v = line.split(b"=", 1)
+            cur[k.decode()] = v.decode(errors="replace")
+        else:   # binary field: name, then a 64-bit little-endian size
+            size = int.from_bytes(data[pos:pos + 8], "little")
+            cur[line.decode()] = data[pos + 8:pos + 8 + size].decode(errors="replace")
+            pos += 8 + size + 1
+    if cur:
+        entries.append(cur)
+    return entries
+
+
+def main(trace_path, export_path, tag):
+    entries, summary = load_trace(trace_path)
+    journal = read_export(export_path)
+    ours = [j for j in journal if j.get("MESSAGE", "").startswith("amptest ")]
+    kernel_lines = [j for j in ours if j.get("_TRANSPORT") == "kernel"
+                    and j.get("MESSAGE", "").endswith(" " + tag)]
+    sent = [j for j in ours if j.get("_TRANSPORT") != "kernel"]
+    if not kernel_lines:
+        fail("no line of this run's written to /dev/kmsg is in the journal")
+    if not sent:
+        fail("no amptest line in the journal")
+    # pid -> the unit its lines say it is in (the test's ground truth)
+    unit_of, lines_of, jfields = {}, collections.Counter(), {}
+    for j in sent:
+        pid = int(j["_PID"])
+        unit = "amptest-%s.service" % j["MESSAGE"].split()[1]
+        if unit_of.setdefault(pid, unit) != unit:
+            fail(f"pid {pid} logged as {unit_of[pid]} and {unit}")
+        lines_of[pid] += 1
+        jfields[pid] = j
+
+    recv = [e for e in entries if e["syscall"] in RECEIVES]
+    missing = [e["id"] for e in recv if "sender" not in e]
+    if missing:
+        fail(f"receive entries without a sender: {missing[:10]}")
+    by_pid = collections.defaultdict(list)
+    for e in recv:
+        if "pid" in e["sender"]:
+            by_pid[e["sender"]["pid"]].append(e)
+
+    units = collections.Counter()
+    for pid, n in sorted(lines_of.items()):
+        got = by_pid.get(pid, [])
+        j = jfields[pid]
+        # A datagram is one line; a stream's read may bring several, and
+        # its first may be the stream's header alone (identifier, unit,
+        # priority, ...).
+        stream = j.get("_TRANSPORT") == "stdout"
+        if (len(got) != n and not stream) or not 1 <= len(got) <= n + stream:
+            fail(f"pid {pid} ({unit_of[pid]}, {j.get('_TRANSPORT')}): {n} journal entries, "
+                 f"{len(got)} receive entries with it as sender")
+        for e in got:
+            s = e["sender"]
+            if s.get("unit") != unit_of[pid]:
+                fail(f"entry {e['id']}: sender {s}, want unit {unit_of[pid]}")
+            if "_SYSTEMD_UNIT" in j and s.get("unit") != j["_SYSTEMD_UNIT"]:
+                fail(f"entry {e['id']}: unit {s.get('unit')}, the journal's {j['_SYSTEMD_UNIT']}")
+            if "_COMM" in j and s.get("comm") != j["_COMM"]:
+                fail(f"entry {e['id']}: comm {s.get('comm')}, the journal's {j['_COMM']}")
+            if s["how"] not in ("live", "exited"):
+                fail(f"entry {e['id']}: sender not named: {s}")
+        units[unit_of[pid]] += len(got)
+        hows = collections.Counter(e["sender"]["how"] for e in got)
+        ok(f"pid {pid} ({unit_of[pid]}, {j.get('_TRANSPORT')}): {n} lines in {len(got)} "
+           f"entries, each with "
+           f"its unit and comm ({dict(hows)}; journal: _COMM {j.get('_COMM', '-')}, "
+           f"_SYSTEMD_UNIT {j.get('_SYSTEMD_UNIT', '-')})")
+    for unit in ("amptest-chatty.service", "amptest-steady.service",
+                 "amptest-burst.service", "amptest-stream.service"):
+        if not units[unit]:
+            fail(f"no entry of {unit} in the journal")
+
+    k = [e for e in recv if e["sender"]["how"] == "kernel"]
+    if len(k) < len(kernel_lines):
+        fail(f"{len(kernel_lines)} kernel lines in the journal, {len(k)} entries "
+             f"sent by the kernel")
+    ok(f"{len(kernel_lines)} /dev/kmsg lines: {len(k)} entries sent by the kernel")
+
+    # The per-sender bill: every entry in one row, journald's bill in full.
+    rows = summary.get("senders")
+    if not rows:
+        fail("summary has no senders table")
+    procs = summary["processes"]
+    for key in ("entries", "bytes", "dev_bytes_total"):
+        got = sum(r[key] for r in rows)
+        want = sum(p[key] if key != "dev_bytes_total" else sum(p["dev_bytes"].values())
+                   for p in procs)
+        if got != want:
+            fail(f"senders' {key} sum to {got}, the processes' to {want}")
+    ok(f"{len(rows)} sender rows add up to the processes' entries, bytes and device bytes")
+    dur = summary["duration_s"]
+    for r in rows:
+        print(f"  {r['sender']:<32} {r['entries']:>5} entries {r['bytes']:>7} B logged "
+              f"{r['dev_bytes_total']:>9} B charged {r['ios']:>4} ios "
+              f"({r['ios'] / dur:.2f} IO/s over {dur:.0f} s)")
+    for unit, n in sorted(units.items()):
+        row = next((r for r in rows if r["sender"] == unit), None)
+        if not row or row["entries"] != n:
+            fail(f"{unit}: {n} entries, its row {row}")
+    ok("each test unit's row counts its entries")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], sys.argv[3])

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Who pays: each journald entry names the process and the service that
+# sent its record, as the journal itself does.  Real journald (AMP_JOURNALD:
+# 252, the default, or 257) on a loop ext4, traced with -c systemd-journal;
+# senders in cgroups named as systemd names services (made under the cgroup
+# v2 mount and removed after):
+#  - amptest-chatty.service: `logger --journald` started 6 times, one line
+#    each: short-lived senders, gone before amptrace names them;
+#  - amptest-steady.service: one python3 that stays, 4 native datagrams;
+#  - amptest-burst.service: one `logger` sending 20 syslog lines (/dev/log);
+#  - amptest-stream.service: a shell printing 3 lines to its stdout stream
+#    (systemd-cat);
+#  - the kernel: 2 lines written to /dev/kmsg.
+# Against the journal's own fields (journalctl -o export: _PID, _COMM,
+# _SYSTEMD_UNIT, _TRANSPORT), tests/sender_checks.py: every sender pid has
+# as many receive entries as the journal has entries of that _PID, each
+# with the journal's comm and unit; the kernel's lines are the kernel's;
+# the per-sender rows add up to journald's own rows.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+need_root
+
+cg2=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
+[[ -n $cg2 ]] || skip "no cgroup v2 mount: senders' units cannot be set up"
+use_journald
+make_loopfs ext4 1024 "$JOURNAL_DIR"
+start_journald
+journal=$(journald_file)
+
+# A unit's cgroup goes with whatever is left in it.
+_rm_unit() {
+    [[ ! -e $1/cgroup.kill ]] || echo 1 >"$1/cgroup.kill"
+    xargs -r kill -9 <"$1/cgroup.procs" 2>/dev/null || true
+    wait_for "[[ ! -s $1/cgroup.procs ]]" 10 || true
+    rmdir "$1"
+}
+slice=$cg2/amptest-$$.slice
+mkdir "$slice"
+at_exit rmdir "$slice"
+for u in chatty steady burst stream; do
+    mkdir "$slice/amptest-$u.service"
+    at_exit _rm_unit "$slice/amptest-$u.service"
+done
+# in_unit UNIT CMD...: CMD in that unit's cgroup (a fresh shell moves
+# itself there, then becomes CMD).
+in_unit() {
+    local unit=$1; shift
+    sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$slice/amptest-$unit.service" "$@"
+}
+
+start_tracer -c systemd-journal --dev "$LOOPNAME"
+
+# The journald's own release of a tool: in its root, if it has one.
+own() { if [[ -n $JOURNALD_ROOT ]]; then echo chroot "$JOURNALD_ROOT"; fi; }
+for i in 1 2 3 4 5 6; do
+    # shellcheck disable=SC2046  # own's words
+    printf 'MESSAGE=amptest chatty %s\nSYSLOG_IDENTIFIER=amptest\n' "$i" |
+        in_unit chatty $(own) logger --journald
+done
+# (sh itself, not in_unit's subshell, in the background: $! is python.)
+sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$slice/amptest-steady.service" \
+    python3 - "$JOURNALD_SOCK" <<'EOF' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+for i in range(4):
+    s.sendto(f"MESSAGE=amptest steady {i}\nSYSLOG_IDENTIFIER=amptest\n".encode(), sys.argv[1])
+    time.sleep(0.2)
+time.sleep(30)   # still alive when amptrace names it
+EOF
+steady=$!
+at_exit _kill_wait "$steady" steady
+# shellcheck disable=SC2046
+seq 1 20 | sed 's/^/amptest burst /' | in_unit burst $(own) logger -u /run/systemd/journal/dev-log -t amptest
+# shellcheck disable=SC2046
+in_unit stream $(own) systemd-cat -t amptest \
+    sh -c 'echo amptest stream 1; echo amptest stream 2; echo amptest stream 3'
+# (The kernel's ring keeps earlier runs' lines, which journald reads at its
+# start: these carry this run's tag.)
+echo "amptest kernel 1 $$" >/dev/kmsg
+echo "amptest kernel 2 $$" >/dev/kmsg
+sleep 2
+sync
+sleep 1
+stop_tracer
+
+journald_run journalctl --file "$(journal_path "$journal")" -o export >"$AMP_TMP/export" 2>/dev/null ||
+    fail "journalctl -o export failed"
+python3 "$AMP_ROOT/tests/sender_checks.py" "$TRACE_OUT" "$AMP_TMP/export" "$$"
