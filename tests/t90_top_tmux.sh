@@ -2,7 +2,8 @@
 # amptrace top:
 #  1. on a terminal (tmux, a private server): the screen shows the device,
 #     then the synthetic writer's row with its 8 entries and non-zero rates, and its
-#     files; `s` changes the sort key, `q` quits;
+#     files; `s` changes the sort key, `b` the grouping (the writer's
+#     comm, its unit: its cgroup's), `q` quits;
 #  0. bad arguments: one line, exit 1;
 #  2. not a terminal: time-stamped plain lines per interval, no escape
 #     codes, stops by itself after COUNT intervals; the rates of the
@@ -17,6 +18,8 @@ bad "$AMPTRACE" top 0
 bad "$AMPTRACE" top 1 0
 bad "$AMPTRACE" top 1 2 3
 bad "$AMPTRACE" top -j
+bad "$AMPTRACE" top --by size
+bad "$AMPTRACE" trace --by unit
 
 mnt=$AMP_TMP/mnt
 make_loopfs ext4 256 "$mnt"
@@ -36,7 +39,7 @@ tm -f /dev/null new-session -d -s top -x 200 -y 50 \
     "TERM=xterm-256color $AMPTRACE top -c $writer --dev $LOOPNAME 1 2>$AMP_TMP/top.err"
 pane() { tm capture-pane -p -t top 2>/dev/null; }
 wait_for "pane | grep -q '^DEVICE'" 30 || fail "top did not draw: $(pane) $(cat "$AMP_TMP/top.err")"
-pane | grep -q '^amptrace top .*every 1.0 s *sort: dev' || fail "no title line: $(pane)"
+pane | grep -q '^amptrace top .*every 1.0 s *by: pid *sort: dev' || fail "no title line: $(pane)"
 ok "top draws: $(pane | head -n 1)"
 
 "$AMP_TMP/$writer" -n 8 -w 2 -m 3 "$mnt" | cat >/dev/null
@@ -68,6 +71,22 @@ ok "next interval: totals stay, rates back to 0"
 tm send-keys -t top s
 wait_for "pane | grep -q 'sort: entries'" 5 || fail "'s' did not change the sort key: $(pane | head -n 1)"
 ok "key s: sort by entries"
+# b: by comm (the same row, no pid), then by unit (the writer's cgroup's,
+# /proc/PID/cgroup: none here, so its comm), then by file only.
+tm send-keys -t top b
+wait_for "pane | grep -q 'by: comm'" 5 || fail "'b' did not change the grouping: $(pane | head -n 1)"
+pane | awk -v w="$writer" '$1 == "-" && $2 == w && $3 == 8 {f=1} END {exit !f}' ||
+    fail "no comm row for $writer with 8 entries: $(pane)"
+ok "key b: by comm: $(pane | grep -m 1 " $writer ")"
+tm send-keys -t top b
+wait_for "pane | grep -q 'by: unit'" 5 || fail "'b' did not change to unit: $(pane | head -n 1)"
+unit=$(awk -F'::' '/^0::/ {print $2}' /proc/self/cgroup)
+pane | grep -q '^UNIT ' || fail "no UNIT header: $(pane)"
+ok "key b: by unit (this shell's cgroup: ${unit:-none}): $(pane | grep -A 1 '^UNIT ' | tail -n 1)"
+tm send-keys -t top b
+wait_for "pane | grep -q 'by: file'" 5 || fail "'b' did not change to file: $(pane | head -n 1)"
+pane | grep -q '^UNIT \|^PID ' && fail "by file: a sender table is still shown: $(pane)"
+ok "key b: by file: the files' table only"
 tm send-keys -t top q
 wait_for "! tm has-session -t top 2>/dev/null" 10 || fail "'q' did not quit top"
 ok "key q: top exited"

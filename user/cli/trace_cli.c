@@ -72,6 +72,7 @@ enum {
 	OPT_BTF,
 	OPT_METRICS,
 	OPT_METRICS_FILE,
+	OPT_BY,
 };
 
 static const struct argp_option trace_options[] = {
@@ -90,6 +91,7 @@ static const struct argp_option trace_options[] = {
 	{ "quiet", 'q', NULL, 0, "Print the summary only", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's log and probe decisions", 0 },
 	{ "sort", 's', "KEY", 0, "top: sort rows by KEY (" TOP_SORT_KEYS ")", 0 },
+	{ "by", OPT_BY, "WHAT", 0, "top: a row per sender's WHAT (" TOP_BY_KEYS "; default pid)", 0 },
 	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
 	  "Serve Prometheus/OpenMetrics counters at http://ADDR:PORT/metrics", 0 },
 	{ "metrics-file", OPT_METRICS_FILE, "PATH", 0,
@@ -239,6 +241,14 @@ static int parse_opt(int key, char *arg, struct argp_state *state)
 		}
 		o->sort_key = arg;
 		break;
+	case OPT_BY:
+		o->top_by = top_by_key(arg);
+		if (o->top_by < 0) {
+			amp_err("unknown --by '%s' (%s)", arg, TOP_BY_KEYS);
+			return EINVAL;
+		}
+		o->top_by_set = true;
+		break;
 	case OPT_METRICS: {
 		struct sockaddr_storage ss;
 		socklen_t len;
@@ -327,6 +337,10 @@ static int check_mode(const struct trace_opts *o)
 
 	if (o->sort_key && o->mode != AMP_MODE_TOP) {
 		amp_err("%s: -s sorts `amptrace top` rows; not an option here", cmd);
+		return -1;
+	}
+	if (o->top_by_set && o->mode != AMP_MODE_TOP) {
+		amp_err("%s: --by groups `amptrace top` rows; not an option here", cmd);
 		return -1;
 	}
 	if (o->mode == AMP_MODE_RECORD && !o->record_path) {

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * `amptrace top`: per-interval rates, per process and per file, of the
- * entries delivered in that interval, and per device of the bytes written
- * by class (from the kernel's counters, so real time).
+ * `amptrace top`: per-interval rates of the entries delivered in that
+ * interval, grouped by who sent their records (--by: the sender's pid,
+ * comm or systemd unit) and per file, and per device of the bytes written
+ * by class (from the kernel's counters, so real time).  Every grouping is
+ * kept all the time, so that the b key switches at once.
  *
  * An entry counts in the interval in which its bill is complete (its pages
  * written, its window closed), not when its syscall ran: rates lag the
@@ -10,7 +12,8 @@
  * since the start, so a row stays meaningful between bursts.
  *
  * A terminal gets a full-screen redraw (plain ANSI: cursor home, erase to
- * end of line/screen) and keys q (quit) and s (next sort key); anything
+ * end of line/screen) and keys q (quit), s (next sort key) and b (next
+ * grouping); anything
  * else gets time-stamped lines per interval, rows with activity only, like
  * pidstat.
  */
@@ -25,15 +28,17 @@
 #include "sink/bill.h"
 #include "sink/top.h"
 #include "sys/paths.h"
+#include "sys/senders.h"
 
 struct agg {
 	double entries, bytes, pages, cost[NR_BILL], ios;
 };
 
 struct row {
-	__u32 pid;		/* first, the row's key: a process (pid), or */
-	__u32 dev;		/* a file (dev, ino) */
+	__u32 pid;		/* first, the row's key: a sender (pid), or */
+	__u32 dev;		/* a file (dev, ino), or */
 	__u64 ino;
+	char name[SENDER_UNIT_LEN];	/* a sender's comm or unit */
 	char comm[AMP_COMM_LEN];
 	const char *path;	/* path_of()'s cached string */
 	struct agg cur, total, rate;
@@ -54,6 +59,8 @@ struct devrow {
 
 static const char *const sort_keys[] = { "dev", "entries", "bytes", "pages", "ios", "amp", "name" };
 #define NR_SORT_KEYS (sizeof(sort_keys) / sizeof(sort_keys[0]))
+/* enum top_by's names, in order. */
+static const char *const by_names[] = { "pid", "comm", "unit", "file" };
 
 struct top {
 	FILE *out;
@@ -61,7 +68,8 @@ struct top {
 	double interval;
 	unsigned long count, shown;
 	unsigned sort;
-	struct table procs, files;
+	enum top_by by;
+	struct table by_table[TOP_BY_FILE + 1];	/* by_table[TOP_BY_FILE]: files */
 	struct devrow *devs;
 	size_t nr_devs, cap_devs;
 	__u64 entries, entries_cur, losses;
@@ -79,6 +87,14 @@ static double real_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+int top_by_key(const char *key)
+{
+	for (unsigned i = 0; i < ARRAY_SIZE(by_names); i++)
+		if (!strcmp(key, by_names[i]))
+			return i;
+	return -1;
+}
+
 int top_sort_key(const char *key)
 {
 	for (unsigned i = 0; i < NR_SORT_KEYS; i++)
@@ -87,7 +103,8 @@ int top_sort_key(const char *key)
 	return -1;
 }
 
-struct top *top_new(double interval, unsigned long count, const char *sort_key)
+struct top *top_new(double interval, unsigned long count, const char *sort_key,
+		    enum top_by by)
 {
 	struct top *t = calloc(1, sizeof(*t));
 	struct termios raw;
@@ -99,6 +116,7 @@ struct top *top_new(double interval, unsigned long count, const char *sort_key)
 	t->interval = interval;
 	t->count = count;
 	t->sort = sort_key ? top_sort_key(sort_key) : 0;
+	t->by = by;
 	t->last = now_s();
 	t->real0 = real_s();
 	/* Keys without Enter: no canonical mode, no echo; ^C still signals. */
@@ -125,16 +143,21 @@ void top_free(struct top *t)
 	if (t->tty)
 		fputs("\033[?25h\033[?7h", t->out);
 	fflush(t->out);
-	free(t->procs.rows);
-	free(t->files.rows);
+	for (int i = 0; i <= TOP_BY_FILE; i++)
+		free(t->by_table[i].rows);
 	free(t->devs);
 	free(t);
 }
 
-static struct row *table_get(struct table *tb, __u32 pid, __u32 dev, __u64 ino)
+static struct row *table_get(struct table *tb, __u32 pid, __u32 dev, __u64 ino,
+			     const char *name)
 {
-	struct { __u32 pid, dev; __u64 ino; } key = { pid, dev, ino };
+	struct { __u32 pid, dev; __u64 ino; char name[SENDER_UNIT_LEN]; } key = {
+		.pid = pid, .dev = dev, .ino = ino,
+	};
 
+	if (name)
+		snprintf(key.name, sizeof(key.name), "%s", name);
 	return amp_row(&tb->rows, &tb->n, &tb->cap, sizeof(*tb->rows), &key, sizeof(key));
 }
 
@@ -187,7 +210,7 @@ static void files_entry(struct top *t, const struct amp_entry *e, const struct e
 			f[nf++] = (typeof(f[0])){ e->fd_dev, e->fd_ino, 0 };
 	}
 	for (int k = 0; k < nf; k++) {
-		struct row *r = table_get(&t->files, 0, f[k].dev, f[k].ino);
+		struct row *r = table_get(&t->by_table[TOP_BY_FILE], 0, f[k].dev, f[k].ino, NULL);
 		bool target = e->fd_ino && f[k].dev == e->fd_dev && f[k].ino == e->fd_ino;
 		double share = total ? f[k].pages / total : target ? 1.0 : 0.0;
 
@@ -200,15 +223,31 @@ static void files_entry(struct top *t, const struct amp_entry *e, const struct e
 	}
 }
 
+/*
+ * By sender: its pid, comm or unit.  An entry with no sender (none known)
+ * is its process's own; amptrace's own cost is a row of its own.
+ */
 void top_entry(struct top *t, const struct amp_entry *e, const struct entry_costs *c)
 {
-	struct row *r = table_get(&t->procs, e->pid, 0, 0);
+	const struct sender *s = c->sender;
+	char label[SENDER_UNIT_LEN], kind[SENDER_UNIT_LEN];
+	bool own = e->flags & AMP_ENTRY_OWN;
+	const char *comm = own ? "(amptrace-own)" : !s ? e->comm : s->comm[0] ? s->comm :
+			   sender_label(s, kind, sizeof(kind));	/* kernel, ... */
+	struct row *r[3];
 
+	r[TOP_BY_PID] = table_get(&t->by_table[TOP_BY_PID], own ? 0 : s ? s->pid : e->pid, 0, 0,
+				  own || (s && !s->pid) ? comm : NULL);
+	r[TOP_BY_COMM] = table_get(&t->by_table[TOP_BY_COMM], 0, 0, 0, comm);
+	r[TOP_BY_UNIT] = table_get(&t->by_table[TOP_BY_UNIT], 0, 0, 0,
+				   own ? comm : s ? sender_label(s, label, sizeof(label)) : e->comm);
 	t->entries++;
 	t->entries_cur++;
-	if (r) {
-		memcpy(r->comm, e->comm, AMP_COMM_LEN);	/* the latest name */
-		add_share(r, e, c, e->pages_dirtied, e->bytes > 0 ? e->bytes : 0, 1.0);
+	for (int i = TOP_BY_PID; i <= TOP_BY_UNIT; i++) {
+		if (!r[i])
+			continue;
+		snprintf(r[i]->comm, sizeof(r[i]->comm), "%s", comm);	/* the latest name */
+		add_share(r[i], e, c, e->pages_dirtied, e->bytes > 0 ? e->bytes : 0, 1.0);
 	}
 	files_entry(t, e, c);
 }
@@ -240,7 +279,8 @@ static int cmp_rows(const void *a, const void *b)
 	case 6:
 		if (x->path || y->path)
 			return strcmp(x->path ? x->path : "", y->path ? y->path : "");
-		return strncmp(x->comm, y->comm, AMP_COMM_LEN) ?: (x->pid > y->pid) - (x->pid < y->pid);
+		return strcmp(x->name, y->name) ?: strncmp(x->comm, y->comm, AMP_COMM_LEN) ?:
+		       (x->pid > y->pid) - (x->pid < y->pid);
 	default: kx = dev_cost(&x->rate); ky = dev_cost(&y->rate); break;
 	}
 	if (kx != ky)
@@ -343,8 +383,9 @@ static int title(struct top *t, FILE *f)
 
 	localtime_r(&t->stamp, &tm);
 	strftime(ts, sizeof(ts), "%H:%M:%S", &tm);
-	fprintf(f, "amptrace top  %s  every %.1f s  sort: %s  entries: %llu (+%llu)  "
-		"losses: %llu    keys: q quit, s sort", ts, t->interval, sort_keys[t->sort],
+	fprintf(f, "amptrace top  %s  every %.1f s  by: %s  sort: %s  entries: %llu (+%llu)  "
+		"losses: %llu    keys: q quit, s sort, b by", ts, t->interval, by_names[t->by],
+		sort_keys[t->sort],
 		(unsigned long long)t->entries, (unsigned long long)t->entries_cur,
 		(unsigned long long)t->losses);
 	fputc('\n', f);
@@ -379,16 +420,21 @@ static int devices(struct top *t, FILE *f)
 	return 1 + t->nr_devs;
 }
 
-/* A header and up to `left` rows (lines mode: the active ones).  Lines used. */
-static int rows(struct top *t, FILE *f, const struct table *tb, bool files, int left)
+/* A header and up to `left` rows of the table grouped by `by` (lines mode:
+ * the active ones).  Lines used. */
+static int rows(struct top *t, FILE *f, enum top_by by, int left)
 {
+	const struct table *tb = &t->by_table[by];
+	bool files = by == TOP_BY_FILE;
 	int used = 1;
 
 	line_start(t, f);
 	if (files)
 		fprintf(f, "%-23s", "FILE");
+	else if (by == TOP_BY_UNIT)
+		fprintf(f, "%-23s", "UNIT");
 	else
-		fprintf(f, "%-7s %-15s", "PID", "COMM");
+		fprintf(f, "%-7s %-15s", by == TOP_BY_PID ? "PID" : "", "COMM");
 	fprintf(f, rate_hdr, RATE_HDR_ARGS);
 	fputc('\n', f);
 	for (size_t i = 0; i < tb->n && used < left; i++) {
@@ -399,8 +445,12 @@ static int rows(struct top *t, FILE *f, const struct table *tb, bool files, int 
 		if (!t->tty && !active(r))
 			continue;
 		line_start(t, f);
-		if (!files)
+		if (by == TOP_BY_UNIT)
+			fprintf(f, "%-23.23s", r->name);
+		else if (by == TOP_BY_PID && r->pid)
 			fprintf(f, "%-7u %-15.15s", r->pid, r->comm);
+		else if (!files)
+			fprintf(f, "%-7s %-15.15s", "-", r->comm);
 		else if (t->tty && len > 23)	/* keep the end: the file name tells */
 			fprintf(f, "..%-21s", p + len - 21);
 		else
@@ -446,14 +496,15 @@ static void render(struct top *t)
 	if (!f)
 		return;
 	cur_sort = t->sort;
-	qsort(t->procs.rows, t->procs.n, sizeof(struct row), cmp_rows);
-	qsort(t->files.rows, t->files.n, sizeof(struct row), cmp_rows);
+	for (int i = 0; i <= TOP_BY_FILE; i++)
+		qsort(t->by_table[i].rows, t->by_table[i].n, sizeof(struct row), cmp_rows);
 	if (t->tty)
 		used += title(t, f) + gap(t, f);
 	used += devices(t, f) + gap(t, f);
-	/* Processes get the room first; files what is left, at least their header. */
-	used += rows(t, f, &t->procs, false, room(t, used + 2)) + gap(t, f);
-	rows(t, f, &t->files, true, room(t, used));
+	/* Senders get the room first; files what is left, at least their header. */
+	if (t->by != TOP_BY_FILE)
+		used += rows(t, f, t->by, room(t, used + 2)) + gap(t, f);
+	rows(t, f, TOP_BY_FILE, room(t, used));
 	if (!fclose(f))
 		present(t, text);
 	free(text);
@@ -521,8 +572,8 @@ bool top_tick(struct top *t, const struct summary *s)
 	t->last = now;
 	/* Where the tick was due, not where it ran: no repeated or skipped second. */
 	t->stamp = t->real0 + (t->shown + 1) * t->interval + 0.5;
-	rates(&t->procs, dt);
-	rates(&t->files, dt);
+	for (int i = 0; i <= TOP_BY_FILE; i++)
+		rates(&t->by_table[i], dt);
 	dev_rates(t, s, dt);
 	/* Every counter but the first (entries opened) is a loss. */
 	t->losses = s->entries_timed_out;
@@ -546,6 +597,10 @@ bool top_keys(struct top *t)
 		if (c == 's' || c == 'S') {
 			t->sort = (t->sort + 1) % NR_SORT_KEYS;
 			render(t);	/* at once, with the last interval's numbers */
+		}
+		if (c == 'b' || c == 'B') {
+			t->by = (t->by + 1) % (TOP_BY_FILE + 1);
+			render(t);
 		}
 	}
 	return false;

@@ -44,6 +44,8 @@ struct trace_opts {
 	const char *metrics_addr;	/* --metrics HOST:PORT */
 	const char *metrics_file;	/* --metrics-file PATH (node_exporter textfile) */
 	const char *sort_key;	/* top: -s KEY */
+	int top_by;		/* top: --by (enum top_by) */
+	bool top_by_set;
 	double interval;	/* top: seconds between screens */
 	unsigned long count;	/* top: screens before exiting, 0 = until stopped */
 	int argc;		/* the command line, kept in a record's header */

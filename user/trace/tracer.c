@@ -1038,7 +1038,7 @@ int trace_run(const struct trace_opts *o)
 	fprintf(stderr, "amptrace: tracing (%s preset, %d syscalls, %s); Ctrl-C to stop\n",
 		o->preset, nr_sys, t.sys_hook);
 	if (o->mode == AMP_MODE_TOP) {
-		t.top = top_new(o->interval, o->count, o->sort_key);
+		t.top = top_new(o->interval, o->count, o->sort_key, o->top_by);
 		if (!t.top)
 			goto cleanup;
 		t.sinks[t.nr_sinks++] = top_sink(t.top);
