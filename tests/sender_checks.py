@@ -2,7 +2,7 @@
 """t31's checks: each journald entry's sender (amptrace trace -j) against
 the journal's own fields for the same records (journalctl -o export).
 
-usage: sender_checks.py TRACE.json EXPORT TAG
+usage: sender_checks.py TRACE.json EXPORT TAG METRICS.prom
 The test's senders log MESSAGE="amptest <unit> N" from cgroup
 amptest-<unit>.service; the kernel's lines are "amptest kernel N TAG".
 """
@@ -43,7 +43,29 @@ def read_export(path):
     return entries
 
 
-def main(trace_path, export_path, tag):
+def check_metrics(prom, rows, cap):
+    """The textfile's per-sender counters: at most cap labels and "other",
+    summing to the summary's rows."""
+    got = collections.Counter()
+    for line in open(prom):
+        if line.startswith("amptrace_sender_entries_total{"):
+            label = line.split('sender="', 1)[1].split('"}', 1)[0]
+            got[label] += int(line.rsplit(None, 1)[1])
+    want = collections.Counter({r["sender"]: r["entries"] for r in rows})
+    named = [k for k in got if k != "other"]
+    if len(named) > cap or (len(want) > cap and "other" not in got):
+        fail(f"metrics: {len(named)} sender labels and other={got.get('other')}, cap {cap}: {dict(got)}")
+    if sum(got.values()) != sum(want.values()):
+        fail(f"metrics: sender entries sum to {sum(got.values())}, the summary's to "
+             f"{sum(want.values())}")
+    for k in named:
+        if got[k] != want[k]:
+            fail(f"metrics: sender {k} has {got[k]} entries, the summary {want[k]}")
+    ok(f"metrics: {len(named)} sender labels (cap {cap}) and other={got.get('other', 0)}, "
+       f"{sum(got.values())} entries as in the summary")
+
+
+def main(trace_path, export_path, tag, prom):
     entries, summary = load_trace(trace_path)
     journal = read_export(export_path)
     ours = [j for j in journal if j.get("MESSAGE", "").startswith("amptest ")]
@@ -133,7 +155,8 @@ def main(trace_path, export_path, tag):
         if not row or row["entries"] != n:
             fail(f"{unit}: {n} entries, its row {row}")
     ok("each test unit's row counts its entries")
+    check_metrics(prom, rows, 3)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], sys.argv[3])
+    main(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4])

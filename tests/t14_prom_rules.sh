@@ -12,7 +12,9 @@
 #     - the alert is pending, not firing, at 14 m; at 20 m and 30 m it
 #       fires for journald alone (over 100x for 15 m, over 256 KiB/s);
 #     - a loss counter that moves fires AmptraceLosses, one that stays
-#       at 0 does not.
+#       at 0 does not;
+#     - per sender: a unit's charged bytes (two classes), its write
+#       requests and records per second.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 command -v promtool >/dev/null || skip "promtool not installed (Debian package prometheus)"
@@ -61,6 +63,14 @@ tests:
         values: '0+600000x40'
       - series: 'amptrace_device_written_bytes_total{$L,device="sda",class="other"}'
         values: '0+60000000x40'
+      - series: 'amptrace_sender_charged_bytes_total{$L,sender="chatty.service",class="data"}'
+        values: '0+3000000x40'
+      - series: 'amptrace_sender_charged_bytes_total{$L,sender="chatty.service",class="journal"}'
+        values: '0+1200000x40'
+      - series: 'amptrace_sender_ios_total{$L,sender="chatty.service"}'
+        values: '0+540x40'
+      - series: 'amptrace_sender_entries_total{$L,sender="chatty.service"}'
+        values: '0+120x40'
       - series: 'amptrace_losses_total{$L,kind="ringbuf_drops"}'
         values: '0x20 5x20'
       - series: 'amptrace_losses_total{$L,kind="pages_full"}'
@@ -100,6 +110,22 @@ tests:
         exp_samples:
           - labels: '{$L,device="sda"}'
             value: 4.903
+      # 2 lines/s, 9 requests/s, 70,000 B/s charged
+      - expr: instance_sender:amptrace_sender_charged_bytes:rate5m
+        eval_time: 10m
+        exp_samples:
+          - labels: 'instance_sender:amptrace_sender_charged_bytes:rate5m{$L,sender="chatty.service"}'
+            value: 70000
+      - expr: instance_sender:amptrace_sender_ios:rate5m
+        eval_time: 10m
+        exp_samples:
+          - labels: 'instance_sender:amptrace_sender_ios:rate5m{$L,sender="chatty.service"}'
+            value: 9
+      - expr: instance_sender:amptrace_sender_entries:rate5m
+        eval_time: 10m
+        exp_samples:
+          - labels: 'instance_sender:amptrace_sender_entries:rate5m{$L,sender="chatty.service"}'
+            value: 2
     alert_rule_test:
       - alertname: AmptraceLoggerAmplificationHigh
         eval_time: 14m

@@ -19,6 +19,7 @@ bad "$AMPTRACE" trace --metrics localhost:9464
 bad "$AMPTRACE" trace --metrics ::1:9464
 bad "$AMPTRACE" trace --metrics-file /nonexistent/dir/amptrace.prom
 bad "$AMPTRACE" trace --metrics-file "$AMP_TMP/"
+bad "$AMPTRACE" trace --metrics-senders many
 
 mnt=$AMP_TMP/mnt
 make_loopfs ext4 256 "$mnt"
@@ -66,6 +67,10 @@ sync
 wait_for "curl -s $url | grep -q '^amptrace_entries_total{pid=\"[0-9]*\",comm=\"$writer\"} 8$'" 30 ||
     fail "entries counter did not reach 8: $(curl -s "$url" | grep entries_total)"
 ok "$(curl -s "$url" | grep '^amptrace_entries_total')"
+# Its sender is itself (a write), in no unit: its comm is the label.
+curl -s "$url" | grep -q "^amptrace_sender_entries_total{sender=\"$writer\"} 8$" ||
+    fail "no sender counter of 8 for $writer: $(curl -s "$url" | grep sender_entries)"
+ok "$(curl -s "$url" | grep '^amptrace_sender_entries_total')"
 
 # ---- 1. formats ------------------------------------------------------------
 curl -s -D "$AMP_TMP/text.hdr" "$url" >"$AMP_TMP/text.txt"

@@ -14,6 +14,7 @@
 #define DEF_MAX_ENTRIES		131072	/* entries awaiting write-out; a power of 2 */
 #define DEF_MAX_PAGES		262144	/* dirty folios awaiting write-out */
 #define DEF_MAX_FILES		4096	/* files in the per-file summary */
+#define DEF_METRICS_SENDERS	20	/* senders with a metrics label of their own */
 /* 1 MiB: holds ~35 ms of entries at 100k/s, and stays in cache; a 4 MiB
  * ring made every record a write to cold lines (a traced 64 KiB write()
  * 0.5 us slower, scripts/bench/ab.sh). */

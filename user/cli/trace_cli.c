@@ -73,6 +73,7 @@ enum {
 	OPT_METRICS,
 	OPT_METRICS_FILE,
 	OPT_BY,
+	OPT_METRICS_SENDERS,
 };
 
 static const struct argp_option trace_options[] = {
@@ -96,6 +97,8 @@ static const struct argp_option trace_options[] = {
 	  "Serve Prometheus/OpenMetrics counters at http://ADDR:PORT/metrics", 0 },
 	{ "metrics-file", OPT_METRICS_FILE, "PATH", 0,
 	  "Write the counters to PATH (node_exporter textfile), every second and at exit", 0 },
+	{ "metrics-senders", OPT_METRICS_SENDERS, "N", 0, "Metrics: the first N senders get a "
+	  "label of their own, later ones are summed as \"other\" (" AMP_STR(DEF_METRICS_SENDERS) ")", 0 },
 	{ "max-entries", OPT_MAX_ENTRIES, "N", 0, "Entries awaiting the write-out of their folios ("
 	  AMP_STR(DEF_MAX_ENTRIES) "; rounded up to a power of 2)", 1 },
 	{ "max-pages", OPT_MAX_PAGES, "N", 0,
@@ -289,6 +292,8 @@ static int parse_opt(int key, char *arg, struct argp_state *state)
 		return parse_u32("--max-pages", arg, 16, 1 << 24, &o->max_pages) ? EINVAL : 0;
 	case OPT_MAX_FILES:
 		return parse_u32("--max-files", arg, 1, 1 << 20, &o->max_files) ? EINVAL : 0;
+	case OPT_METRICS_SENDERS:
+		return parse_u32("--metrics-senders", arg, 0, 10000, &o->metrics_senders) ? EINVAL : 0;
 	case OPT_RINGBUF_KB:
 		if (parse_u32("--ringbuf-kb", arg, 4, AMP_RINGBUF_KB_MAX, &o->ringbuf_kb))
 			return EINVAL;
@@ -379,6 +384,7 @@ int trace_parse_args(int argc, char **argv, enum amp_mode mode, struct trace_opt
 	o->max_entries = DEF_MAX_ENTRIES;
 	o->max_pages = DEF_MAX_PAGES;
 	o->max_files = DEF_MAX_FILES;
+	o->metrics_senders = DEF_METRICS_SENDERS;
 	o->ringbuf_kb = DEF_RINGBUF_KB;
 
 	err = amp_argp_parse(&argp, argc, argv, mode == AMP_MODE_TOP ? "amptrace top" :

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Fleet metrics: cumulative counters, per process from the delivered
+ * Fleet metrics: cumulative counters, per process and per sender (the
+ * service that sent the records: a bounded label set) from the delivered
  * entries, per device from the kernel's class counters and /sys/block,
  * served over HTTP (--metrics ADDR:PORT, libmicrohttpd's own thread) and/or
  * written as a node_exporter textfile (--metrics-file PATH, every second and
@@ -28,12 +29,24 @@
 #include "util.h"
 #include "sink/bill.h"
 #include "sink/metrics.h"
+#include "sys/senders.h"
 
 struct proc_ctr {
 	__u32 pid;		/* first, the row's key */
 	char comm[AMP_COMM_LEN];
 	__u64 entries, bytes, pages, ios;
 	__u64 cost[NR_BILL];	/* charged bytes by class (bill_names) */
+};
+
+/*
+ * Per sender: its unit, else its comm.  A counter must never go down, so
+ * a sender's label is kept for the run once given: the first max_senders
+ * senders seen get their own, later ones are summed into "other".
+ */
+struct sender_ctr {
+	char name[SENDER_UNIT_LEN];	/* first, the row's key */
+	__u64 entries, bytes, pages, ios;
+	__u64 cost[NR_BILL];
 };
 
 struct metrics {
@@ -44,6 +57,8 @@ struct metrics {
 	bool file_failed;
 	struct proc_ctr *procs;
 	size_t nr_procs, cap_procs;
+	struct sender_ctr *senders;	/* the last one: "other" */
+	size_t nr_senders, cap_senders, max_senders;
 	struct summary_dev *devs;	/* as of the last update */
 	int nr_devs;
 	struct amp_stats losses;
@@ -163,6 +178,50 @@ static void render_procs(struct metrics *m, FILE *f, bool om)
 		}
 }
 
+static void sender_label_of(FILE *f, const struct sender_ctr *s)
+{
+	fputc('{', f);
+	label(f, "sender", s->name, sizeof(s->name));
+}
+
+static void render_senders(struct metrics *m, FILE *f, bool om)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} per_sender[] = {
+		{ "amptrace_sender_entries", "Entries of the records each sender sent (its "
+		  "systemd unit, else its comm; \"other\": past the label cap).",
+		  offsetof(struct sender_ctr, entries) },
+		{ "amptrace_sender_syscall_bytes", "Bytes of the records each sender sent.",
+		  offsetof(struct sender_ctr, bytes) },
+		{ "amptrace_sender_ios", "Block write requests that carried pages of each "
+		  "sender's entries.", offsetof(struct sender_ctr, ios) },
+	};
+
+	if (!m->nr_senders)
+		return;
+	for (size_t k = 0; k < sizeof(per_sender) / sizeof(per_sender[0]); k++) {
+		family(f, om, per_sender[k].name, per_sender[k].help);
+		for (size_t i = 0; i < m->nr_senders; i++) {
+			const struct sender_ctr *s = &m->senders[i];
+
+			fprintf(f, "%s_total", per_sender[k].name);
+			sender_label_of(f, s);
+			fprintf(f, "} %llu\n", *(const unsigned long long *)((const char *)s + per_sender[k].off));
+		}
+	}
+	family(f, om, "amptrace_sender_charged_bytes",
+	       "Device bytes charged to each sender's entries, by class (as amptrace_charged_bytes).");
+	for (size_t i = 0; i < m->nr_senders; i++)
+		for (int c = 0; c < NR_BILL; c++) {
+			fputs("amptrace_sender_charged_bytes_total", f);
+			sender_label_of(f, &m->senders[i]);
+			fprintf(f, ",class=\"%s\"} %llu\n", bill_names[c],
+				(unsigned long long)m->senders[i].cost[c]);
+		}
+}
+
 static void render_devs(struct metrics *m, FILE *f, bool om)
 {
 	family(f, om, "amptrace_device_written_bytes",
@@ -218,6 +277,7 @@ static char *render(struct metrics *m, bool om, size_t *len)
 	if (!f)
 		return NULL;
 	render_procs(m, f, om);
+	render_senders(m, f, om);
 	render_devs(m, f, om);
 	render_losses(m, f, om);
 	if (om)
@@ -310,12 +370,13 @@ static int listen_on(const char *addr)
 	return fd;
 }
 
-struct metrics *metrics_new(const char *addr, const char *file)
+struct metrics *metrics_new(const char *addr, const char *file, unsigned max_senders)
 {
 	struct metrics *m = calloc(1, sizeof(*m));
 
 	if (!m)
 		return NULL;
+	m->max_senders = max_senders;
 	pthread_mutex_init(&m->lock, NULL);
 	m->listen_fd = -1;
 	m->file = file;
@@ -340,9 +401,30 @@ fail:
 	return NULL;
 }
 
+/* The sender's row: its own while under the cap, else "other". */
+static struct sender_ctr *sender_row(struct metrics *m, const struct amp_entry *e,
+				     const struct entry_costs *c)
+{
+	char key[SENDER_UNIT_LEN] = {}, buf[SENDER_UNIT_LEN];
+	struct sender_ctr *s;
+
+	if (!c->sender)
+		return NULL;
+	snprintf(key, sizeof(key), "%s", e->flags & AMP_ENTRY_OWN ? "(amptrace-own)" :
+		 sender_label(c->sender, buf, sizeof(buf)));
+	for (size_t i = 0; i < m->nr_senders; i++)
+		if (!strcmp(m->senders[i].name, key))
+			return &m->senders[i];
+	if (m->nr_senders >= m->max_senders)
+		snprintf(key, sizeof(key), "other");
+	s = amp_row(&m->senders, &m->nr_senders, &m->cap_senders, sizeof(*s), key, sizeof(key));
+	return s;
+}
+
 void metrics_entry(struct metrics *m, const struct amp_entry *e, const struct entry_costs *c)
 {
 	struct bill b = entry_bill(e, c);
+	struct sender_ctr *s;
 	struct proc_ctr *p;
 	size_t n;
 
@@ -361,6 +443,15 @@ void metrics_entry(struct metrics *m, const struct amp_entry *e, const struct en
 		p->ios += e->ios;
 		for (int k = 0; k < NR_BILL; k++)
 			p->cost[k] += b.cost[k];
+	}
+	s = sender_row(m, e, c);
+	if (s) {
+		s->entries++;
+		s->bytes += e->bytes > 0 ? e->bytes : 0;
+		s->pages += e->pages_dirtied;
+		s->ios += e->ios;
+		for (int k = 0; k < NR_BILL; k++)
+			s->cost[k] += b.cost[k];
 	}
 	pthread_mutex_unlock(&m->lock);
 }
@@ -428,6 +519,7 @@ void metrics_free(struct metrics *m)
 		close(m->listen_fd);
 	pthread_mutex_destroy(&m->lock);
 	free(m->procs);
+	free(m->senders);
 	free(m->devs);
 	free(m);
 }

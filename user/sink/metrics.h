@@ -13,8 +13,9 @@
 
 struct metrics;
 /* addr: serve at http://ADDR/metrics; file: rewrite it at each update.
- * Either may be NULL.  NULL after a one-line error (port busy...). */
-struct metrics *metrics_new(const char *addr, const char *file);
+ * Either may be NULL.  NULL after a one-line error (port busy...).
+ * max_senders: senders with a label of their own; later ones are "other". */
+struct metrics *metrics_new(const char *addr, const char *file, unsigned max_senders);
 void metrics_entry(struct metrics *m, const struct amp_entry *e, const struct entry_costs *c);
 /* Device classes, counters and losses as of now; rewrites the textfile. */
 int metrics_update(struct metrics *m, const struct summary *now);

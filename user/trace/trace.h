@@ -43,6 +43,7 @@ struct trace_opts {
 	const char *record_path;	/* record: -o FILE */
 	const char *metrics_addr;	/* --metrics HOST:PORT */
 	const char *metrics_file;	/* --metrics-file PATH (node_exporter textfile) */
+	unsigned metrics_senders;	/* --metrics-senders N: labels of their own */
 	const char *sort_key;	/* top: -s KEY */
 	int top_by;		/* top: --by (enum top_by) */
 	bool top_by_set;

@@ -629,7 +629,7 @@ static int open_sinks(struct tracer *t)
 		t->sinks[t->nr_sinks++] = recorder_sink(t->rec, CHECKPOINT_PERIOD);
 	}
 	if (o->metrics_addr || o->metrics_file) {
-		m = metrics_new(o->metrics_addr, o->metrics_file);
+		m = metrics_new(o->metrics_addr, o->metrics_file, o->metrics_senders);
 		if (!m)
 			return -1;
 		t->sinks[t->nr_sinks++] = metrics_sink(m, METRICS_PERIOD);
