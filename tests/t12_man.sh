@@ -5,7 +5,8 @@
 #     option of --help is in the page's OPTIONS, and every option the page
 #     lists there is in --help), and every command of `amptrace help` has
 #     a page;
-#  3. amptrace-trace(8) names every JSON key report.c writes, every metric
+#  3. amptrace-trace(8) names every JSON key report.c and by_sender.c
+#     write, every metric
 #     family and every loss counter metrics.c exports.
 # Needs no root: nothing is traced.
 set -euo pipefail
@@ -57,9 +58,10 @@ grep -q 'amptrace\\-trace (8)' "$man/amptrace.8" || fail "amptrace(8) does not p
 # The reference must name what the code writes: words of the rendered page.
 MANWIDTH=200 man -l "$man/amptrace-trace.8" 2>/dev/null | tr -c 'a-z_A-Z0-9' '\n' | sort -u >"$AMP_TMP/words"
 has() { grep -qx "$1" "$AMP_TMP/words"; }
-keys=$(grep -o 'json_object_object_add([a-z_]*, "[a-z_]*"' "$AMP_ROOT/user/sink/report.c" | sed 's/.*"\(.*\)"/\1/' | sort -u)
+keys=$(cat "$AMP_ROOT/user/sink/report.c" "$AMP_ROOT/user/sink/by_sender.c" |
+       grep -o 'json_object_object_add([a-z_]*, "[a-z_]*"' | sed 's/.*"\(.*\)"/\1/' | sort -u)
 for k in $keys; do has "$k" || fail "amptrace-trace(8) does not name the JSON key $k"; done
-ok "amptrace-trace(8) names all $(wc -w <<<"$keys") JSON keys of report.c"
+ok "amptrace-trace(8) names all $(wc -w <<<"$keys") JSON keys of report.c and by_sender.c"
 fams=$(grep -oE '"amptrace_[a-z_]+' "$AMP_ROOT/user/sink/metrics.c" | tr -d '"' | sed 's/_total$//' | sort -u)
 for f in $fams; do has "${f}_total" || fail "amptrace-trace(8) does not name the metric ${f}_total"; done
 losses=$(sed -n '/loss_names\[\] = {/,/};/p' "$AMP_ROOT/user/sink/metrics.c" | grep -oE '"[a-z_0-9]+"' | tr -d '"')
