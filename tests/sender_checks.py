@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""t31's checks: each journald entry's sender (amptrace trace -j) against
-the journal's own fields for the same records (journalctl -o export).
+"""Who pays (t31, t97): each journald entry's sender (amptrace trace -j)
+against the journal's own fields for the same records (journalctl -o
+export).
 
-usage: sender_checks.py TRACE.json EXPORT TAG METRICS.prom
-The test's senders log MESSAGE="amptest <unit> N" from cgroup
-amptest-<unit>.service; the kernel's lines are "amptest kernel N TAG".
+usage: sender_checks.py TRACE.json EXPORT [--kmsg TAG] [--metrics PROM]
+                        [--units U1,U2,...]
+The test's senders log MESSAGE="amptest UNIT N" from that unit's cgroup (a
+word without a dot: the unit amptest-WORD.service); the kernel's lines are
+"amptest kernel N TAG".  --units: units that must have sent lines.
 """
+import argparse
 import collections
 import sys
 
@@ -65,14 +69,18 @@ def check_metrics(prom, rows, cap):
        f"{sum(got.values())} entries as in the summary")
 
 
-def main(trace_path, export_path, tag, prom):
+def unit_named(word):
+    return word if "." in word else f"amptest-{word}.service"
+
+
+def main(trace_path, export_path, tag, prom, need_units):
     entries, summary = load_trace(trace_path)
     journal = read_export(export_path)
     ours = [j for j in journal if j.get("MESSAGE", "").startswith("amptest ")]
     kernel_lines = [j for j in ours if j.get("_TRANSPORT") == "kernel"
-                    and j.get("MESSAGE", "").endswith(" " + tag)]
+                    and tag and j.get("MESSAGE", "").endswith(" " + tag)]
     sent = [j for j in ours if j.get("_TRANSPORT") != "kernel"]
-    if not kernel_lines:
+    if tag and not kernel_lines:
         fail("no line of this run's written to /dev/kmsg is in the journal")
     if not sent:
         fail("no amptest line in the journal")
@@ -80,7 +88,7 @@ def main(trace_path, export_path, tag, prom):
     unit_of, lines_of, jfields = {}, collections.Counter(), {}
     for j in sent:
         pid = int(j["_PID"])
-        unit = "amptest-%s.service" % j["MESSAGE"].split()[1]
+        unit = unit_named(j["MESSAGE"].split()[1])
         if unit_of.setdefault(pid, unit) != unit:
             fail(f"pid {pid} logged as {unit_of[pid]} and {unit}")
         lines_of[pid] += 1
@@ -122,16 +130,16 @@ def main(trace_path, export_path, tag, prom):
            f"entries, each with "
            f"its unit and comm ({dict(hows)}; journal: _COMM {j.get('_COMM', '-')}, "
            f"_SYSTEMD_UNIT {j.get('_SYSTEMD_UNIT', '-')})")
-    for unit in ("amptest-chatty.service", "amptest-steady.service",
-                 "amptest-burst.service", "amptest-stream.service"):
+    for unit in need_units:
         if not units[unit]:
             fail(f"no entry of {unit} in the journal")
 
-    k = [e for e in recv if e["sender"]["how"] == "kernel"]
-    if len(k) < len(kernel_lines):
-        fail(f"{len(kernel_lines)} kernel lines in the journal, {len(k)} entries "
-             f"sent by the kernel")
-    ok(f"{len(kernel_lines)} /dev/kmsg lines: {len(k)} entries sent by the kernel")
+    if tag:
+        k = [e for e in recv if e["sender"]["how"] == "kernel"]
+        if len(k) < len(kernel_lines):
+            fail(f"{len(kernel_lines)} kernel lines in the journal, {len(k)} entries "
+                 f"sent by the kernel")
+        ok(f"{len(kernel_lines)} /dev/kmsg lines: {len(k)} entries sent by the kernel")
 
     # The per-sender bill: every entry in one row, journald's bill in full.
     rows = summary.get("senders")
@@ -145,18 +153,36 @@ def main(trace_path, export_path, tag, prom):
         if got != want:
             fail(f"senders' {key} sum to {got}, the processes' to {want}")
     ok(f"{len(rows)} sender rows add up to the processes' entries, bytes and device bytes")
+    # The disks' requests shared as their bytes are: together no more than
+    # the disks made, and as many as the charged part of their bytes.
+    disks = [d for d in summary["devices"] if d.get("layer", "disk") == "disk"]
+    ios, total = sum(d["ios"] for d in disks), sum(d["total"] for d in disks)
+    shared = sum(r["io_share"] for r in rows)
+    charged = sum(r["dev_bytes_total"] for r in rows)
+    if total and abs(shared - ios * charged / total) > 0.01 * max(ios, 1):
+        fail(f"io_share sums to {shared:.2f}, want {ios} requests x {charged}/{total} B")
+    ok(f"io_share: {shared:.2f} of the disks' {ios} write requests, as {charged} of "
+       f"their {total} B")
     dur = summary["duration_s"]
     for r in rows:
         print(f"  {r['sender']:<32} {r['entries']:>5} entries {r['bytes']:>7} B logged "
-              f"{r['dev_bytes_total']:>9} B charged {r['ios']:>4} ios "
-              f"({r['ios'] / dur:.2f} IO/s over {dur:.0f} s)")
+              f"{r['dev_bytes_total']:>9} B charged {r['io_share']:7.2f} of {r['ios']:>4} "
+              f"requests it had pages in ({r['io_share_per_s']:.3f} IO/s over {dur:.0f} s)")
     for unit, n in sorted(units.items()):
         row = next((r for r in rows if r["sender"] == unit), None)
         if not row or row["entries"] != n:
             fail(f"{unit}: {n} entries, its row {row}")
     ok("each test unit's row counts its entries")
-    check_metrics(prom, rows, 3)
+    if prom:
+        check_metrics(prom, rows, 3)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4])
+    ap = argparse.ArgumentParser()
+    ap.add_argument("trace")
+    ap.add_argument("export")
+    ap.add_argument("--kmsg", default="", help="the tag of this run's /dev/kmsg lines")
+    ap.add_argument("--metrics", default="", help="a --metrics-file of 3 sender labels")
+    ap.add_argument("--units", default="", help="units that must have sent lines")
+    a = ap.parse_args()
+    main(a.trace, a.export, a.kmsg, a.metrics, [u for u in a.units.split(",") if u])

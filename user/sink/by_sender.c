@@ -50,9 +50,30 @@ static double amp_of(__u64 dev, __u64 bytes)
 	return bytes ? (double)dev / bytes : 0.0;
 }
 
-json_object *by_sender_json(const struct by_sender *t)
+/*
+ * The disks' write requests, shared as their bytes are: a sender billed a
+ * part of the bytes the disks wrote is given that part of their requests
+ * (IOS counts every request that carried its pages, whole).  Disks only,
+ * not the layers over them, whose requests are the disks'.
+ */
+static double ios_per_byte(const struct summary *s)
+{
+	__u64 ios = 0, bytes = 0;
+
+	for (int i = 0; i < s->nr_devs; i++) {
+		if (s->devs[i].layer != DEV_DISK)
+			continue;
+		ios += s->devs[i].st.ios;
+		for (int k = 0; k < AMP_NR_CLASSES; k++)
+			bytes += s->devs[i].st.bytes[k];
+	}
+	return bytes ? (double)ios / bytes : 0.0;
+}
+
+json_object *by_sender_json(const struct by_sender *t, const struct summary *s)
 {
 	json_object *a = json_object_new_array();
+	double ipb = ios_per_byte(s);
 
 	for (size_t i = 0; i < t->nr; i++) {
 		const struct sender_total *r = &t->rows[i];
@@ -69,6 +90,9 @@ json_object *by_sender_json(const struct by_sender *t)
 		json_object_object_add(j, "dev_bytes", db);
 		json_object_object_add(j, "dev_bytes_total", json_object_new_uint64(r->bill.total));
 		json_object_object_add(j, "ios", json_object_new_uint64(r->ios));
+		json_object_object_add(j, "io_share", json_object_new_double(r->bill.total * ipb));
+		json_object_object_add(j, "io_share_per_s", json_object_new_double(
+			s->duration_s > 0 ? r->bill.total * ipb / s->duration_s : 0));
 		json_object_object_add(j, "amplification",
 			json_object_new_double(amp_of(r->bill.total, r->bytes)));
 		json_object_array_add(a, j);
@@ -76,25 +100,28 @@ json_object *by_sender_json(const struct by_sender *t)
 	return a;
 }
 
-void by_sender_text(const struct by_sender *t, FILE *out)
+void by_sender_text(const struct by_sender *t, const struct summary *s, FILE *out)
 {
+	double ipb = ios_per_byte(s), dur = s->duration_s > 0 ? s->duration_s : 1;
+
 	if (!t->nr)
 		return;
 	fprintf(out, "\nPer sender (the service or process that sent the records; device bytes "
-		"charged to their entries):\n%-32s %-15s %8s %10s %8s %10s %10s %10s %10s %6s %8s\n",
+		"charged to their entries;\nIO/S: the disks' write requests shared as their bytes "
+		"are, per second):\n%-32s %-15s %8s %10s %8s %10s %10s %10s %10s %6s %7s %8s\n",
 		"SENDER", "COMM", "ENTRIES", "BYTES", "PAGES", "DATA", "METADATA", "JOURNAL",
-		"WINDOW", "IOS", "AMP");
+		"WINDOW", "IOS", "IO/S", "AMP");
 	for (size_t i = 0; i < t->nr; i++) {
 		const struct sender_total *r = &t->rows[i];
 
-		fprintf(out, "%-32.32s %-15.15s %8llu %10llu %8llu %10llu %10llu %10llu %10llu %6llu %7.1fx\n",
+		fprintf(out, "%-32.32s %-15.15s %8llu %10llu %8llu %10llu %10llu %10llu %10llu %6llu %7.2f %7.1fx\n",
 			r->label, r->comm[0] ? r->comm : "-", (unsigned long long)r->entries,
 			(unsigned long long)r->bytes, (unsigned long long)r->pages,
 			(unsigned long long)r->bill.cost[BILL_DATA],
 			(unsigned long long)r->bill.cost[BILL_METADATA],
 			(unsigned long long)r->bill.cost[BILL_JOURNAL],
 			(unsigned long long)r->bill.cost[BILL_WINDOW], (unsigned long long)r->ios,
-			amp_of(r->bill.total, r->bytes));
+			r->bill.total * ipb / dur, amp_of(r->bill.total, r->bytes));
 	}
 }
 

@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 #include <stdio.h>
 #include "sink/bill.h"
+#include "sink/summary.h"
 #include "sys/senders.h"
 
 struct sender_total {
@@ -30,8 +31,9 @@ void by_sender_add(struct by_sender *t, const struct amp_entry *e,
 		   const struct entry_costs *c, const struct bill *b);
 /* The rows, largest bill first. */
 void by_sender_sort(struct by_sender *t);
-json_object *by_sender_json(const struct by_sender *t);
-void by_sender_text(const struct by_sender *t, FILE *out);
+/* s: the run's disks (their requests are shared by bytes) and duration. */
+json_object *by_sender_json(const struct by_sender *t, const struct summary *s);
+void by_sender_text(const struct by_sender *t, const struct summary *s, FILE *out);
 void by_sender_free(struct by_sender *t);
 
 /* One entry's "sender" object (pid, comm, unit, cgroup, container, how

@@ -393,7 +393,7 @@ static void summary_json(struct report *r, const struct summary *s)
 	json_object_object_add(o, "processes", a);
 	if (r->senders.nr) {
 		by_sender_sort(&r->senders);
-		json_object_object_add(o, "senders", by_sender_json(&r->senders));
+		json_object_object_add(o, "senders", by_sender_json(&r->senders, s));
 	}
 
 	a = json_object_new_array();
@@ -565,7 +565,7 @@ static void summary_text(struct report *r, const struct summary *s)
 			break;
 		}
 	by_sender_sort(&r->senders);
-	by_sender_text(&r->senders, out);
+	by_sender_text(&r->senders, s, out);
 
 	fprintf(out, "\nPer file (BYTES: write syscalls aimed at it; pages and device bytes of its folios):\n"
 		"%-10s %8s %10s %8s %8s %12s %8s  %s\n", "DEV", "ENTRIES", "BYTES", "FOLIOS",
