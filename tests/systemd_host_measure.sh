@@ -11,6 +11,7 @@
 # Writes $AMP_OUT/trace.json (amptrace's JSON lines), trace.err, and
 # $AMP_OUT/counters (key=value: the two counters' deltas over the same
 # window, what journald said about audit); t97 checks them on the host.
+# --senders: then systemd_host_senders.sh (who pays), in the same boot.
 set -uo pipefail
 
 dev=${AMP_JOURNAL_DEV:?}
@@ -122,3 +123,8 @@ bpf_kmsg=$(journalctl -k -o cat --since "$since" | grep -c 'type=1334')
     echo "seconds=$((SECONDS - t0))"
 } >"$out/counters"
 cat "$out/counters"
+
+# Asked for (t97's debian case): who pays, in the same boot.
+if [[ ${1-} == --senders ]]; then
+    bash "$AMP_REPO/tests/systemd_host_senders.sh" || die "the senders' run failed"
+fi

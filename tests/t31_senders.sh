@@ -88,4 +88,5 @@ stop_tracer
 
 journald_run journalctl --file "$(journal_path "$journal")" -o export >"$AMP_TMP/export" 2>/dev/null ||
     fail "journalctl -o export failed"
-python3 "$AMP_ROOT/tests/sender_checks.py" "$TRACE_OUT" "$AMP_TMP/export" "$$" "$prom"
+python3 "$AMP_ROOT/tests/sender_checks.py" "$TRACE_OUT" "$AMP_TMP/export" --kmsg "$$" --metrics "$prom" \
+    --units amptest-chatty.service,amptest-steady.service,amptest-burst.service,amptest-stream.service

@@ -26,6 +26,12 @@
 # cgroup charged to the logger's entry, that entry's pages all written;
 # with audit on, the audit records of amptrace's loads shown as its own
 # cost (and counted in the bill: journald wrote them).
+# The debian case then runs the report's own case in the same boot
+# (tests/systemd_host_senders.sh): services started with systemd-run
+# logging 2 lines/s, a line every 10 s and a burst of 100, and a logger;
+# each entry's sender must be the journal's own _PID, _COMM and
+# _SYSTEMD_UNIT for its lines, and the per-sender bills add up to
+# journald's (tests/sender_checks.py); their bytes and IO/s are printed.
 # KVM or TCG as for t95; skips where neither the rootfs nor a kernel can be
 # had.
 set -euo pipefail
@@ -35,7 +41,7 @@ qemu_need_accel
 
 read -r -a cases <<<"${AMP_T97_CASES:-noaudit auditon debian}"
 read -r -a asserted <<<"${AMP_T97_ASSERT:-${cases[*]}}"
-export AMPTRACE_QEMU_TIMEOUT=${AMPTRACE_QEMU_TIMEOUT:-540}
+export AMPTRACE_QEMU_TIMEOUT=${AMPTRACE_QEMU_TIMEOUT:-720}
 [[ -x $AMP_ROOT/amptrace ]] || make -s -C "$AMP_ROOT" amptrace   # once, not in each guest run
 logs=${AMP_TEST_LOGS:-/tmp/amptrace-test-logs}/t97
 rm -rf -- "$logs"
@@ -47,12 +53,14 @@ declare -A conf=([debian]='' [auditon]='' [noaudit]='Audit=no' [lvmluks]='')
 declare -A enable=([debian]='' [auditon]=systemd-journald-audit.socket
                    [noaudit]=systemd-journald-audit.socket [lvmluks]='')
 declare -A stack=([lvmluks]=crypt+lvm)
+declare -A extra=([debian]=--senders)
 declare -A pid=()
 for c in "${cases[@]}"; do
     [[ -v "conf[$c]" ]] || fail "AMP_T97_CASES: no case $c (${!conf[*]})"
     AMPTRACE_SDHOST_JOURNALD_CONF=${conf[$c]} AMPTRACE_SDHOST_ENABLE=${enable[$c]} \
         AMPTRACE_SDHOST_STACK=${stack[$c]-} \
         "$AMP_ROOT/scripts/qemu-systemd-host.sh" -o "$AMP_TMP/$c" "$AMP_ROOT/tests/systemd_host_measure.sh" \
+        ${extra[$c]-} \
         >"$AMP_TMP/$c.log" 2>&1 &
     pid[$c]=$!
 done
@@ -76,3 +84,11 @@ for c in "${asserted[@]}"; do args+=(--assert "$c"); done
 for c in "${cases[@]}"; do args+=("$c=$AMP_TMP/$c"); done
 python3 "$AMP_ROOT/tests/iostat_checks.py" "${args[@]}"
 ok "journald's io.stat and amptrace agree on a real systemd host (${asserted[*]})"
+
+if [[ " ${cases[*]} " == *" debian "* ]]; then
+    python3 "$AMP_ROOT/tests/sender_checks.py" "$AMP_TMP/debian/senders/trace.json" \
+        "$AMP_TMP/debian/senders/export" \
+        --units amptest-chatty.service,amptest-slow.service,amptest-burst.service,amp-guest.service ||
+        fail "who pays: the senders on the systemd host (logs in $logs/debian/senders)"
+    ok "who pays: every entry's sender is the journal's own, on a real systemd host"
+fi
