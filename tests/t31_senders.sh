@@ -90,3 +90,13 @@ journald_run journalctl --file "$(journal_path "$journal")" -o export >"$AMP_TMP
     fail "journalctl -o export failed"
 python3 "$AMP_ROOT/tests/sender_checks.py" "$TRACE_OUT" "$AMP_TMP/export" --kmsg "$$" --metrics "$prom" \
     --units amptest-chatty.service,amptest-steady.service,amptest-burst.service,amptest-stream.service
+
+# explain matches the traced entries to the journal entries they wrote:
+# each matched journal entry's _PID is its traced entry's sender.
+"$AMPTRACE" explain -t "$TRACE_OUT" "$journal" >"$AMP_TMP/explain.txt" 2>"$AMP_TMP/explain.err" ||
+    fail "explain failed: $(cat "$AMP_TMP/explain.err")"
+sed -n '/^Per sender/,$p' "$AMP_TMP/explain.txt"
+read -r same other < <(sed -n 's/^Senders: of the journal entries with a _PID, \([0-9]*\) were sent by the traced entry.s sender, \([0-9]*\) by another process\.$/\1 \2/p' "$AMP_TMP/explain.txt")
+[[ -n ${same-} ]] || fail "explain printed no Senders line"
+((same >= 30 && other == 0)) || fail "explain: $same journal entries' _PID is their traced entry's sender, $other another's"
+ok "explain: the $same matched journal entries with a _PID were each sent by their traced entry's sender"

@@ -36,6 +36,10 @@ static struct xentry *xtrace_add(struct xtrace *tr, const struct amp_entry *e,
 	memcpy(&x->e, e, len);
 	x->e.nr_runs = runs;
 	x->c = *c;
+	if (c->sender) {	/* a copy: the caller's is gone after this entry */
+		x->sender = *c->sender;
+		x->c.sender = &x->sender;
+	}
 	x->realtime_us = realtime_us;
 	for (int i = 0; i < AMP_SCATTER_MAX; i++)
 		x->file[i] = -1;
@@ -194,9 +198,35 @@ static bool parse_time(const char *s, __u64 *us)
 }
 
 /* One "entry" line into e and c, its run paths into paths[]: 0 or -1. */
+/* An entry's "sender" object (report.c's sender_json), if it has one. */
+static void parse_sender(json_object *o, struct entry_costs *c, struct sender *w)
+{
+	json_object *j;
+	const char *how;
+	__u64 v;
+
+	if (!json_object_object_get_ex(o, "sender", &j) || !(how = get_str(j, "how")))
+		return;
+	memset(w, 0, sizeof(*w));
+	w->state = SENDER_NR_STATES;
+	for (int k = 0; k < SENDER_NR_STATES; k++)
+		if (!strcmp(how, sender_state_names[k]))
+			w->state = k;
+	if (w->state == SENDER_NR_STATES)
+		return;		/* from a newer amptrace: not known here */
+	w->pid = get_u64(j, "pid", &v) ? v : 0;
+	w->uid = get_u64(j, "uid", &v) ? v : (__u32)-1;
+	snprintf(w->comm, sizeof(w->comm), "%s", get_str(j, "comm") ?: "");
+	snprintf(w->cgroup, sizeof(w->cgroup), "%s", get_str(j, "cgroup") ?: "");
+	snprintf(w->unit, sizeof(w->unit), "%s", get_str(j, "unit") ?: "");
+	snprintf(w->container, sizeof(w->container), "%s", get_str(j, "container") ?: "");
+	c->sender = w;
+}
+
 static int parse_entry(json_object *o, struct amp_entry *e, struct entry_costs *c,
 		       __u64 *rt, const char **paths)
 {
+	static struct sender parsed_sender;	/* xtrace_add() keeps a copy */
 	__u64 v, dirtied, written;
 	json_object *sc, *db, *x;
 	const char *s;
@@ -235,6 +265,9 @@ static int parse_entry(json_object *o, struct amp_entry *e, struct entry_costs *
 		e->bytes = i64;
 	if (get_u64(o, "scatter_dropped", &v))
 		e->runs_dropped = v;
+	if (get_u64(o, "ios", &v))
+		e->ios = v;
+	parse_sender(o, c, &parsed_sender);	/* absent in older traces */
 	get_u64(db, "journal", &c->journal);	/* absent in older traces */
 	get_u64(db, "window", &c->window);
 	/* btrfs entries only (part of metadata above). */

@@ -16,11 +16,13 @@
 #include "ledger/ledger.h"
 #include "sink/sink.h"
 #include "sys/paths.h"
+#include "sys/senders.h"
 
 struct xentry {
 	__u64 realtime_us;	/* when it opened, µs since the epoch (its "time") */
 	bool writer;		/* its process dirtied a given journal file */
-	struct entry_costs c;
+	struct entry_costs c;	/* c.sender: &sender, or NULL */
+	struct sender sender;
 	__s16 file[AMP_SCATTER_MAX];	/* runs[i] lies in opt->files[file[i]]; -1: none */
 	struct amp_entry e;	/* last: allocated only as far as its runs go */
 };

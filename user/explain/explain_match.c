@@ -67,7 +67,7 @@ static int cand_cb(struct jf *f, const struct jf_object *o, void *ctx)
 			return -ENOMEM;
 		cs->c[cs->n++] = (struct cand){ cs->file, o->offset, cs->last_entry,
 						o->entry.realtime, o->entry.seqnum, UINT64_MAX,
-						false, "" };
+						false, "", 0 };
 	}
 	cs->last_entry = o->offset;
 	return 0;
@@ -113,28 +113,36 @@ int find_candidates(struct explain_opts *opt, const struct xtrace *tr, struct ca
 	return 0;
 }
 
-/* The entry's _TRANSPORT value (journal, syslog, stdout, kernel, driver...). */
-static int transport(struct jf *f, uint64_t off, char *buf, size_t len)
+/* The entry's _TRANSPORT value (journal, syslog, stdout, kernel, driver...)
+ * and its _PID (0 if none): what journald knew of its sender. */
+static int transport(struct jf *f, uint64_t off, struct cand *c)
 {
 	struct jf_object e, d;
 	int r = jf_object(f, off, JF_ENTRY, &e);
+	size_t len = sizeof(c->transport);
 
-	buf[0] = 0;
+	c->transport[0] = 0;
+	c->pid = 0;
 	for (uint64_t i = 0; !r && i < e.entry.n_items; i++) {
 		const uint8_t *p;
 		size_t n;
 
 		r = jf_follow(f, off, "an item of ENTRY", jf_entry_item(f, &e, i), JF_DATA, &d);
-		if (r || d.flags || d.data.payload_size < 11)
+		if (r || d.flags || d.data.payload_size < 5)
 			continue;
 		p = f->map + d.data.payload_offset;
-		if (memcmp(p, "_TRANSPORT=", 11))
+		if (!memcmp(p, "_PID=", 5)) {
+			for (size_t k = 5; k < d.data.payload_size && k < 15 && p[k] >= '0' &&
+			     p[k] <= '9'; k++)
+				c->pid = c->pid * 10 + (p[k] - '0');
+			continue;
+		}
+		if (d.data.payload_size < 11 || memcmp(p, "_TRANSPORT=", 11))
 			continue;
 		n = d.data.payload_size - 11 < len - 1 ? d.data.payload_size - 11 : len - 1;
 		for (size_t k = 0; k < n; k++)
-			buf[k] = p[11 + k] > 0x20 && p[11 + k] < 0x7f ? p[11 + k] : '?';
-		buf[n] = 0;
-		break;
+			c->transport[k] = p[11 + k] > 0x20 && p[11 + k] < 0x7f ? p[11 + k] : '?';
+		c->transport[n] = 0;
 	}
 	return r;
 }
@@ -178,7 +186,7 @@ int assign(struct explain_opts *opt, const struct xtrace *tr, struct cands *cs)
 		int lo = 0, hi = n, r;
 		uint64_t t_next;
 
-		r = transport(&opt->files[c->file].jf, c->off, c->transport, sizeof(c->transport));
+		r = transport(&opt->files[c->file].jf, c->off, c);
 		if (r) {
 			free(v);
 			return xfile_error(&opt->files[c->file], r);

@@ -16,6 +16,7 @@ struct cand {
 	uint64_t owner;		/* trace entry id; UINT64_MAX: none */
 	bool received;		/* a traced syscall of its own brought it */
 	char transport[16];	/* its _TRANSPORT, for display */
+	uint32_t pid;		/* its _PID (the sender journald saw), 0 if none */
 };
 
 struct cands {

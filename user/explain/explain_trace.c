@@ -27,6 +27,7 @@
 #include "journal/journal_export.h"
 #include "journal/journal_show.h"
 #include "sink/bill.h"
+#include "sink/by_sender.h"
 #include "sys/presets.h"
 
 #define ADD(o, k, v)	json_object_object_add(o, k, v)
@@ -130,6 +131,10 @@ struct explain_ctx {
 	/* totals */
 	uint64_t explained, skipped, journal_entries, unmatched;
 	uint64_t pages_total, dev_total;
+	/* Per sender; and matched journal entries whose _PID was (not) the
+	 * traced entry's sender. */
+	struct by_sender senders;
+	uint64_t pid_same, pid_other;
 };
 
 static int write_cb(struct jf *f, const struct jf_write *w, void *ctx)
@@ -576,12 +581,23 @@ static void print_entry_head(struct explain_ctx *x, const struct xentry *t, json
 		ADD(j, "pages_dirtied", U64(e->pages_dirtied));
 		ADD(j, "dev_bytes_total", U64(dev_total(t)));
 		ADD(j, "settled", json_object_new_boolean(settled));
+		if (t->c.sender)
+			ADD(j, "sender", sender_json(t->c.sender));
 		return;
 	}
 	fprintf(out, "\nentry %llu: %s %lld B at %s, %s[%lld], %llu pages, %llu device bytes%s\n",
 		(unsigned long long)e->id, syscall_name(e->syscall_nr), (long long)e->bytes, time,
 		comm, (long long)e->tid, (unsigned long long)e->pages_dirtied,
 		(unsigned long long)dev_total(t), settled ? "" : " (not all written yet)");
+	if (t->c.sender) {
+		char who[SENDER_UNIT_LEN];
+
+		fprintf(out, "  sent by %s", sender_label(t->c.sender, who, sizeof(who)));
+		if (t->c.sender->pid)
+			fprintf(out, " (%s[%u], %s)", t->c.sender->comm[0] ? t->c.sender->comm : "?",
+				t->c.sender->pid, sender_state_names[t->c.sender->state]);
+		fputc('\n', out);
+	}
 }
 
 static int explain_one(struct explain_ctx *x, const struct xentry *t, const struct cands *cs)
@@ -645,6 +661,12 @@ static int explain_one(struct explain_ctx *x, const struct xentry *t, const stru
 			break;
 		}
 		x->journal_entries++;
+		if (t->c.sender && t->c.sender->pid && je->c->pid) {
+			if (je->c->pid == t->c.sender->pid)
+				x->pid_same++;
+			else
+				x->pid_other++;
+		}
 		/* Uses, new/repeated values, export size, per owner. */
 		local_agg(x, OWN_ENTRY)->uses++;
 		local_agg(x, OWN_HEADER)->uses++;
@@ -777,6 +799,11 @@ static int explain_one(struct explain_ctx *x, const struct xentry *t, const stru
 			add_into(&x->own.a[i], &x->local[i]);
 		x->pages_total += t->e.pages_dirtied;
 		x->dev_total += dev_total(t);
+		if (t->c.sender) {
+			struct bill b = entry_bill(&t->e, &t->c);
+
+			by_sender_add(&x->senders, &t->e, &t->c, &b);
+		}
 	} else if (pages) {
 		json_object_put(pages);
 	}
@@ -799,6 +826,7 @@ static int by_dev_desc(const void *a, const void *b)
 
 static void summary(struct explain_ctx *x)
 {
+	const struct summary no_disks = {};	/* explain has no device counters */
 	struct explain_opts *opt = x->opt;
 	struct agg **rows = malloc(x->own.n * sizeof(*rows)), tot = { .name = "TOTAL" };
 	int n = 0;
@@ -828,6 +856,12 @@ static void summary(struct explain_ctx *x)
 			json_object_array_add(fa, agg_json(rows[i]->name, rows[i]));
 		ADD(j, "fields", fa);
 		ADD(j, "total", agg_json("TOTAL", &tot));
+		if (x->senders.nr) {
+			by_sender_sort(&x->senders);
+			ADD(j, "senders", by_sender_json(&x->senders, &no_disks));
+			ADD(j, "sender_pid_agrees", U64(x->pid_same));
+			ADD(j, "sender_pid_differs", U64(x->pid_other));
+		}
 		fprintf(opt->out, "%s\n", json_object_to_json_string_ext(j,
 			JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(j);
@@ -863,6 +897,13 @@ static void summary(struct explain_ctx *x)
 	}
 	fprintf(opt->out, "Traced: %llu pages dirtied, %llu device bytes.\n",
 		(unsigned long long)x->pages_total, (unsigned long long)x->dev_total);
+	if (x->senders.nr) {
+		by_sender_sort(&x->senders);
+		by_sender_text(&x->senders, &no_disks, opt->out);
+		fprintf(opt->out, "Senders: of the journal entries with a _PID, %llu were sent by the "
+			"traced entry's sender, %llu by another process.\n",
+			(unsigned long long)x->pid_same, (unsigned long long)x->pid_other);
+	}
 	free(rows);
 }
 
@@ -893,6 +934,7 @@ int explain_trace(struct explain_opts *opt, struct xtrace *tr)
 	if (!r)
 		summary(&x);
 	free(cs.c);
+	by_sender_free(&x.senders);
 	free(x.own.a);
 	free(x.local);
 	free(x.w);

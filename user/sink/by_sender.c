@@ -114,14 +114,18 @@ void by_sender_text(const struct by_sender *t, const struct summary *s, FILE *ou
 	for (size_t i = 0; i < t->nr; i++) {
 		const struct sender_total *r = &t->rows[i];
 
-		fprintf(out, "%-32.32s %-15.15s %8llu %10llu %8llu %10llu %10llu %10llu %10llu %6llu %7.2f %7.1fx\n",
+		char iops[16] = "-";	/* no disks (explain): no share */
+
+		if (ipb > 0)
+			snprintf(iops, sizeof(iops), "%.2f", r->bill.total * ipb / dur);
+		fprintf(out, "%-32.32s %-15.15s %8llu %10llu %8llu %10llu %10llu %10llu %10llu %6llu %7s %7.1fx\n",
 			r->label, r->comm[0] ? r->comm : "-", (unsigned long long)r->entries,
 			(unsigned long long)r->bytes, (unsigned long long)r->pages,
 			(unsigned long long)r->bill.cost[BILL_DATA],
 			(unsigned long long)r->bill.cost[BILL_METADATA],
 			(unsigned long long)r->bill.cost[BILL_JOURNAL],
 			(unsigned long long)r->bill.cost[BILL_WINDOW], (unsigned long long)r->ios,
-			r->bill.total * ipb / dur, amp_of(r->bill.total, r->bytes));
+			iops, amp_of(r->bill.total, r->bytes));
 	}
 }
 
