@@ -11,7 +11,8 @@
 # run (run_time_ns / run_cnt).
 # -w recv is journald's path instead: a process named ab_recv sends
 # itself 100,000 datagrams of -b bytes (default 100) over a socket pair
-# and receives each with recvmsg(), traced with `--preset journald -c
+# and receives each with recvmsg() and, as journald, the sender's
+# credentials (SO_PASSCRED), traced with `--preset journald -c
 # ab_recv`; it prints receives per second (Python's loop: its noise is
 # large, read the programs' ns).
 # Copy the binaries somewhere first (make replaces ./amptrace).  Noise
@@ -56,11 +57,13 @@ if [[ $wl == recv ]]; then
 import ctypes, socket, sys, time
 ctypes.CDLL(None).prctl(15, b"ab_recv", 0, 0, 0)	# PR_SET_NAME
 a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+# As journald's sockets: the sender's credentials come with each datagram.
+b.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
 n, msg = 100000, b"x" * int(sys.argv[1])
 t0 = time.monotonic()
 for _ in range(n):
     a.send(msg)
-    b.recvmsg(len(msg) + 1)
+    b.recvmsg(len(msg) + 1, socket.CMSG_SPACE(12))
 print(f"recv_per_s={n / (time.monotonic() - t0):.0f}")
 PY
     preset=(--preset journald -c ab_recv)

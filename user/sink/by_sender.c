@@ -56,7 +56,7 @@ static double amp_of(__u64 dev, __u64 bytes)
  * (IOS counts every request that carried its pages, whole).  Disks only,
  * not the layers over them, whose requests are the disks'.
  */
-static double ios_per_byte(const struct summary *s)
+double disk_ios_per_byte(const struct summary *s)
 {
 	__u64 ios = 0, bytes = 0;
 
@@ -73,7 +73,7 @@ static double ios_per_byte(const struct summary *s)
 json_object *by_sender_json(const struct by_sender *t, const struct summary *s)
 {
 	json_object *a = json_object_new_array();
-	double ipb = ios_per_byte(s);
+	double ipb = disk_ios_per_byte(s);
 
 	for (size_t i = 0; i < t->nr; i++) {
 		const struct sender_total *r = &t->rows[i];
@@ -102,7 +102,7 @@ json_object *by_sender_json(const struct by_sender *t, const struct summary *s)
 
 void by_sender_text(const struct by_sender *t, const struct summary *s, FILE *out)
 {
-	double ipb = ios_per_byte(s), dur = s->duration_s > 0 ? s->duration_s : 1;
+	double ipb = disk_ios_per_byte(s), dur = s->duration_s > 0 ? s->duration_s : 1;
 
 	if (!t->nr)
 		return;

@@ -31,6 +31,10 @@ void by_sender_add(struct by_sender *t, const struct amp_entry *e,
 		   const struct entry_costs *c, const struct bill *b);
 /* The rows, largest bill first. */
 void by_sender_sort(struct by_sender *t);
+/* The disks' write requests per byte they wrote (not the layers over
+ * them, whose requests are the disks'): a bill of B bytes is given B x
+ * this of their requests.  0 if they wrote nothing. */
+double disk_ios_per_byte(const struct summary *s);
 /* s: the run's disks (their requests are shared by bytes) and duration. */
 json_object *by_sender_json(const struct by_sender *t, const struct summary *s);
 void by_sender_text(const struct by_sender *t, const struct summary *s, FILE *out);

@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include "util.h"
 #include "sink/bill.h"
+#include "sink/by_sender.h"
 #include "sink/top.h"
 #include "sys/paths.h"
 #include "sys/senders.h"
@@ -511,7 +512,13 @@ static void render(struct top *t)
 	fflush(t->out);
 }
 
-static void rates(struct table *tb, double dt)
+/*
+ * A row's IOS/s: the disks' write requests shared as their bytes are (its
+ * DEV_B/s times the disks' requests per byte since the start, which a
+ * burst does not skew), as the trace's summary shares them; ipb 0 (no
+ * disk wrote yet): the requests that carried its pages, each whole.
+ */
+static void rates(struct table *tb, double dt, double ipb)
 {
 	for (size_t i = 0; i < tb->n; i++) {
 		struct row *r = &tb->rows[i];
@@ -519,7 +526,9 @@ static void rates(struct table *tb, double dt)
 		r->rate.entries = r->cur.entries / dt;
 		r->rate.bytes = r->cur.bytes / dt;
 		r->rate.pages = r->cur.pages / dt;
-		r->rate.ios = r->cur.ios / dt;
+		r->rate.ios = ipb > 0 ? (r->cur.cost[BILL_DATA] + r->cur.cost[BILL_METADATA] +
+					 r->cur.cost[BILL_JOURNAL] + r->cur.cost[BILL_WINDOW]) * ipb / dt :
+			      r->cur.ios / dt;
 		for (int k = 0; k < NR_BILL; k++)
 			r->rate.cost[k] = r->cur.cost[k] / dt;
 		memset(&r->cur, 0, sizeof(r->cur));
@@ -573,7 +582,7 @@ bool top_tick(struct top *t, const struct summary *s)
 	/* Where the tick was due, not where it ran: no repeated or skipped second. */
 	t->stamp = t->real0 + (t->shown + 1) * t->interval + 0.5;
 	for (int i = 0; i <= TOP_BY_FILE; i++)
-		rates(&t->by_table[i], dt);
+		rates(&t->by_table[i], dt, disk_ios_per_byte(s));
 	dev_rates(t, s, dt);
 	/* Every counter but the first (entries opened) is a loss. */
 	t->losses = s->entries_timed_out;
