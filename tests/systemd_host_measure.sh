@@ -21,6 +21,8 @@ majmin=$(cat "/sys/block/$dev/dev")
 t0=$SECONDS
 
 say() { echo "measure: [$((SECONDS - t0))s] $*"; }
+# shellcheck source=systemd_host_lib.sh
+. "$AMP_REPO/tests/systemd_host_lib.sh"
 die() { echo "measure: FAIL: $*"; exit 1; }
 
 wsect() { awk '{print $7}' "/sys/block/$dev/stat"; }
@@ -74,14 +76,8 @@ settle 6 90 || die "the disk never went quiet"
 
 s0=$(wsect) w0=$(wbytes) since=@$(date +%s)
 say "counters: disk ${s0} sectors written, journald wbytes ${w0}; starting amptrace"
-"$AMPTRACE" trace --preset journald --cgroup "$cg" --dev "$dev" -j -o "$out/trace.json" 2>"$out/trace.err" &
-amp=$!
-for _ in $(seq 1 1500); do
-    grep -q '^amptrace: tracing' "$out/trace.err" 2>/dev/null && break
-    kill -0 "$amp" 2>/dev/null || break
-    sleep 0.2
-done
-grep -q '^amptrace: tracing' "$out/trace.err" || { cat "$out/trace.err"; die "amptrace did not start"; }
+amptrace_start "$out" "$dev" "$cg" || die "amptrace did not start"
+amp=$AMP_PID
 # amptrace reads its own baseline before it says "tracing" and its last
 # reading after SIGINT, so its window lies between these readings and the
 # outer ones (s0, s1): inner <= amptrace's counter <= outer.  (Its start

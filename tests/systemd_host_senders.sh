@@ -19,18 +19,14 @@ out=${AMP_OUT:?}/senders
 cg=/sys/fs/cgroup/system.slice/systemd-journald.service
 t0=$SECONDS
 say() { echo "senders: [$((SECONDS - t0))s] $*"; }
+# shellcheck source=systemd_host_lib.sh
+. "$AMP_REPO/tests/systemd_host_lib.sh"
 die() { echo "senders: FAIL: $*"; exit 1; }
 mkdir -p "$out"
 
 since=@$(date +%s)
-"$AMPTRACE" trace --preset journald --cgroup "$cg" --dev "$dev" -j -o "$out/trace.json" 2>"$out/trace.err" &
-amp=$!
-for _ in $(seq 1 1500); do
-    grep -q '^amptrace: tracing' "$out/trace.err" 2>/dev/null && break
-    kill -0 "$amp" 2>/dev/null || break
-    sleep 0.2
-done
-grep -q '^amptrace: tracing' "$out/trace.err" || { cat "$out/trace.err"; die "amptrace did not start"; }
+amptrace_start "$out" "$dev" "$cg" || die "amptrace did not start"
+amp=$AMP_PID
 say "$(grep '^amptrace: tracing' "$out/trace.err")"
 
 systemd-run -q --unit amptest-chatty -- sh -c \
