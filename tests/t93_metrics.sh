@@ -68,8 +68,11 @@ wait_for "curl -s $url | grep -q '^amptrace_entries_total{pid=\"[0-9]*\",comm=\"
     fail "entries counter did not reach 8: $(curl -s "$url" | grep entries_total)"
 ok "$(curl -s "$url" | grep '^amptrace_entries_total')"
 # Its sender is itself (a write), in no unit: its comm is the label.
-curl -s "$url" | grep -q "^amptrace_sender_entries_total{sender=\"$writer\"} 8$" ||
-    fail "no sender counter of 8 for $writer: $(curl -s "$url" | grep sender_entries)"
+# (Read whole first: grep -q stops reading, and curl's broken pipe would
+# fail the pipeline.)
+body=$(curl -s "$url")
+grep -q "^amptrace_sender_entries_total{sender=\"$writer\"} 8$" <<<"$body" ||
+    fail "no sender counter of 8 for $writer: $(grep sender_entries <<<"$body")"
 ok "$(curl -s "$url" | grep '^amptrace_sender_entries_total')"
 
 # ---- 1. formats ------------------------------------------------------------

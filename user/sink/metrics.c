@@ -31,11 +31,16 @@
 #include "sink/metrics.h"
 #include "sys/senders.h"
 
+/* What is counted per process and per sender. */
+struct counts {
+	__u64 entries, bytes, pages, ios;
+	__u64 cost[NR_BILL];	/* charged bytes by class (bill_names) */
+};
+
 struct proc_ctr {
 	__u32 pid;		/* first, the row's key */
 	char comm[AMP_COMM_LEN];
-	__u64 entries, bytes, pages, ios;
-	__u64 cost[NR_BILL];	/* charged bytes by class (bill_names) */
+	struct counts n;
 };
 
 /*
@@ -45,8 +50,7 @@ struct proc_ctr {
  */
 struct sender_ctr {
 	char name[SENDER_UNIT_LEN];	/* first, the row's key */
-	__u64 entries, bytes, pages, ios;
-	__u64 cost[NR_BILL];
+	struct counts n;
 };
 
 struct metrics {
@@ -134,92 +138,98 @@ static void family(FILE *f, bool om, const char *name, const char *help)
 	fprintf(f, "# TYPE %s%s counter\n", name, om ? "" : "_total");
 }
 
-static void proc_labels(FILE *f, const struct proc_ctr *p)
+/* A counter family: its name and help, and which of struct counts. */
+struct counter_def {
+	const char *name, *help;
+	size_t off;
+};
+
+/*
+ * A family per def and one for the charged bytes by class, a series per
+ * row: rows of `size` bytes with their struct counts at counts_off,
+ * labelled by labels() ("{name=\"value\",...", left open).
+ */
+static void render_rows(FILE *f, bool om, const struct counter_def *defs, size_t ndefs,
+			const struct counter_def *charged, const void *rows, size_t nr,
+			size_t size, size_t counts_off, void (*labels)(FILE *f, const void *row))
 {
+	for (size_t k = 0; k < ndefs; k++) {
+		family(f, om, defs[k].name, defs[k].help);
+		for (size_t i = 0; i < nr; i++) {
+			const char *row = (const char *)rows + i * size;
+
+			fprintf(f, "%s_total", defs[k].name);
+			labels(f, row);
+			fprintf(f, "} %llu\n", *(const unsigned long long *)(row + counts_off + defs[k].off));
+		}
+	}
+	family(f, om, charged->name, charged->help);
+	for (size_t i = 0; i < nr; i++) {
+		const char *row = (const char *)rows + i * size;
+		const struct counts *n = (const struct counts *)(row + counts_off);
+
+		for (int c = 0; c < NR_BILL; c++) {
+			fprintf(f, "%s_total", charged->name);
+			labels(f, row);
+			fprintf(f, ",class=\"%s\"} %llu\n", bill_names[c], (unsigned long long)n->cost[c]);
+		}
+	}
+}
+
+static void proc_labels(FILE *f, const void *row)
+{
+	const struct proc_ctr *p = row;
+
 	fprintf(f, "{pid=\"%u\",", p->pid);
 	label(f, "comm", p->comm, AMP_COMM_LEN);
 }
 
 static void render_procs(struct metrics *m, FILE *f, bool om)
 {
-	static const struct {
-		const char *name, *help;
-		size_t off;
-	} per_proc[] = {
+	static const struct counter_def per_proc[] = {
 		{ "amptrace_entries", "Logging syscalls traced to completion (entries).",
-		  offsetof(struct proc_ctr, entries) },
+		  offsetof(struct counts, entries) },
 		{ "amptrace_syscall_bytes", "Bytes the entries' syscalls moved (what was logged).",
-		  offsetof(struct proc_ctr, bytes) },
+		  offsetof(struct counts, bytes) },
 		{ "amptrace_pages_dirtied", "Page cache pages first dirtied by the entries.",
-		  offsetof(struct proc_ctr, pages) },
+		  offsetof(struct counts, pages) },
 		{ "amptrace_ios", "Block write requests that carried the entries' pages.",
-		  offsetof(struct proc_ctr, ios) },
+		  offsetof(struct counts, ios) },
 	};
+	static const struct counter_def charged = { "amptrace_charged_bytes",
+		"Device bytes charged to the entries, by class: data and metadata of their pages, "
+		"their share of fs journal commits, their share of their write-out window.", 0 };
 
-	for (size_t k = 0; k < sizeof(per_proc) / sizeof(per_proc[0]); k++) {
-		family(f, om, per_proc[k].name, per_proc[k].help);
-		for (size_t i = 0; i < m->nr_procs; i++) {
-			const struct proc_ctr *p = &m->procs[i];
-
-			fprintf(f, "%s_total", per_proc[k].name);
-			proc_labels(f, p);
-			fprintf(f, "} %llu\n", *(const unsigned long long *)((const char *)p + per_proc[k].off));
-		}
-	}
-	family(f, om, "amptrace_charged_bytes",
-	       "Device bytes charged to the entries, by class: data and metadata of their pages, "
-	       "their share of fs journal commits, their share of their write-out window.");
-	for (size_t i = 0; i < m->nr_procs; i++)
-		for (int c = 0; c < NR_BILL; c++) {
-			fputs("amptrace_charged_bytes_total", f);
-			proc_labels(f, &m->procs[i]);
-			fprintf(f, ",class=\"%s\"} %llu\n", bill_names[c],
-				(unsigned long long)m->procs[i].cost[c]);
-		}
+	render_rows(f, om, per_proc, ARRAY_SIZE(per_proc), &charged, m->procs, m->nr_procs,
+		    sizeof(*m->procs), offsetof(struct proc_ctr, n), proc_labels);
 }
 
-static void sender_label_of(FILE *f, const struct sender_ctr *s)
+static void sender_labels(FILE *f, const void *row)
 {
+	const struct sender_ctr *s = row;
+
 	fputc('{', f);
 	label(f, "sender", s->name, sizeof(s->name));
 }
 
 static void render_senders(struct metrics *m, FILE *f, bool om)
 {
-	static const struct {
-		const char *name, *help;
-		size_t off;
-	} per_sender[] = {
+	static const struct counter_def per_sender[] = {
 		{ "amptrace_sender_entries", "Entries of the records each sender sent (its "
 		  "systemd unit, else its comm; \"other\": past the label cap).",
-		  offsetof(struct sender_ctr, entries) },
+		  offsetof(struct counts, entries) },
 		{ "amptrace_sender_syscall_bytes", "Bytes of the records each sender sent.",
-		  offsetof(struct sender_ctr, bytes) },
+		  offsetof(struct counts, bytes) },
 		{ "amptrace_sender_ios", "Block write requests that carried pages of each "
-		  "sender's entries.", offsetof(struct sender_ctr, ios) },
+		  "sender's entries.", offsetof(struct counts, ios) },
 	};
+	static const struct counter_def charged = { "amptrace_sender_charged_bytes",
+		"Device bytes charged to each sender's entries, by class (as amptrace_charged_bytes).", 0 };
 
-	if (!m->nr_senders)
-		return;
-	for (size_t k = 0; k < sizeof(per_sender) / sizeof(per_sender[0]); k++) {
-		family(f, om, per_sender[k].name, per_sender[k].help);
-		for (size_t i = 0; i < m->nr_senders; i++) {
-			const struct sender_ctr *s = &m->senders[i];
-
-			fprintf(f, "%s_total", per_sender[k].name);
-			sender_label_of(f, s);
-			fprintf(f, "} %llu\n", *(const unsigned long long *)((const char *)s + per_sender[k].off));
-		}
-	}
-	family(f, om, "amptrace_sender_charged_bytes",
-	       "Device bytes charged to each sender's entries, by class (as amptrace_charged_bytes).");
-	for (size_t i = 0; i < m->nr_senders; i++)
-		for (int c = 0; c < NR_BILL; c++) {
-			fputs("amptrace_sender_charged_bytes_total", f);
-			sender_label_of(f, &m->senders[i]);
-			fprintf(f, ",class=\"%s\"} %llu\n", bill_names[c],
-				(unsigned long long)m->senders[i].cost[c]);
-		}
+	if (m->nr_senders)
+		render_rows(f, om, per_sender, ARRAY_SIZE(per_sender), &charged, m->senders,
+			    m->nr_senders, sizeof(*m->senders), offsetof(struct sender_ctr, n),
+			    sender_labels);
 }
 
 static void render_devs(struct metrics *m, FILE *f, bool om)
@@ -401,6 +411,16 @@ fail:
 	return NULL;
 }
 
+static void counts_add(struct counts *n, const struct amp_entry *e, const struct bill *b)
+{
+	n->entries++;
+	n->bytes += e->bytes > 0 ? e->bytes : 0;
+	n->pages += e->pages_dirtied;
+	n->ios += e->ios;
+	for (int k = 0; k < NR_BILL; k++)
+		n->cost[k] += b->cost[k];
+}
+
 /* The sender's row: its own while under the cap, else "other". */
 static struct sender_ctr *sender_row(struct metrics *m, const struct amp_entry *e,
 				     const struct entry_costs *c)
@@ -436,23 +456,11 @@ void metrics_entry(struct metrics *m, const struct amp_entry *e, const struct en
 		memcpy(p->comm, e->comm, AMP_COMM_LEN);
 		p->comm[AMP_COMM_LEN - 1] = 0;
 	}
-	if (p) {
-		p->entries++;
-		p->bytes += e->bytes > 0 ? e->bytes : 0;
-		p->pages += e->pages_dirtied;
-		p->ios += e->ios;
-		for (int k = 0; k < NR_BILL; k++)
-			p->cost[k] += b.cost[k];
-	}
+	if (p)
+		counts_add(&p->n, e, &b);
 	s = sender_row(m, e, c);
-	if (s) {
-		s->entries++;
-		s->bytes += e->bytes > 0 ? e->bytes : 0;
-		s->pages += e->pages_dirtied;
-		s->ios += e->ios;
-		for (int k = 0; k < NR_BILL; k++)
-			s->cost[k] += b.cost[k];
-	}
+	if (s)
+		counts_add(&s->n, e, &b);
 	pthread_mutex_unlock(&m->lock);
 }
 
