@@ -3,11 +3,13 @@
 against the journal's own fields for the same records (journalctl -o
 export).
 
-usage: sender_checks.py TRACE.json EXPORT [--kmsg TAG] [--metrics PROM]
+usage: sender_checks.py TRACE.json EXPORT [--tag TAG] [--kmsg] [--metrics PROM]
                         [--units U1,U2,...]
-The test's senders log MESSAGE="amptest UNIT N" from that unit's cgroup (a
-word without a dot: the unit amptest-WORD.service); the kernel's lines are
-"amptest kernel N TAG".  --units: units that must have sent lines.
+The test's senders log MESSAGE="amptest UNIT N [TAG]" from that unit's
+cgroup (a word without a dot: the unit amptest-WORD.service); --tag: only
+the lines that end with TAG count; --kmsg: "amptest kernel N TAG" lines
+written to /dev/kmsg are the kernel's.  --units: units that must have
+sent lines.
 """
 import argparse
 import collections
@@ -73,14 +75,14 @@ def unit_named(word):
     return word if "." in word else f"amptest-{word}.service"
 
 
-def main(trace_path, export_path, tag, prom, need_units):
+def main(trace_path, export_path, tag, kmsg, prom, need_units):
     entries, summary = load_trace(trace_path)
     journal = read_export(export_path)
-    ours = [j for j in journal if j.get("MESSAGE", "").startswith("amptest ")]
-    kernel_lines = [j for j in ours if j.get("_TRANSPORT") == "kernel"
-                    and tag and j.get("MESSAGE", "").endswith(" " + tag)]
+    ours = [j for j in journal if j.get("MESSAGE", "").startswith("amptest ")
+            and (not tag or j["MESSAGE"].endswith(" " + tag))]
+    kernel_lines = [j for j in ours if j.get("_TRANSPORT") == "kernel"]
     sent = [j for j in ours if j.get("_TRANSPORT") != "kernel"]
-    if tag and not kernel_lines:
+    if kmsg and not kernel_lines:
         fail("no line of this run's written to /dev/kmsg is in the journal")
     if not sent:
         fail("no amptest line in the journal")
@@ -134,7 +136,7 @@ def main(trace_path, export_path, tag, prom, need_units):
         if not units[unit]:
             fail(f"no entry of {unit} in the journal")
 
-    if tag:
+    if kmsg:
         k = [e for e in recv if e["sender"]["how"] == "kernel"]
         if len(k) < len(kernel_lines):
             fail(f"{len(kernel_lines)} kernel lines in the journal, {len(k)} entries "
@@ -181,8 +183,9 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("trace")
     ap.add_argument("export")
-    ap.add_argument("--kmsg", default="", help="the tag of this run's /dev/kmsg lines")
+    ap.add_argument("--tag", default="", help="only lines ending with this word")
+    ap.add_argument("--kmsg", action="store_true", help="the kernel's lines must be there")
     ap.add_argument("--metrics", default="", help="a --metrics-file of 3 sender labels")
     ap.add_argument("--units", default="", help="units that must have sent lines")
     a = ap.parse_args()
-    main(a.trace, a.export, a.kmsg, a.metrics, [u for u in a.units.split(",") if u])
+    main(a.trace, a.export, a.tag, a.kmsg, a.metrics, [u for u in a.units.split(",") if u])
