@@ -661,7 +661,9 @@ static int explain_one(struct explain_ctx *x, const struct xentry *t, const stru
 			break;
 		}
 		x->journal_entries++;
-		if (t->c.sender && t->c.sender->pid && je->c->pid) {
+		/* Only a journal entry this receive brought: others written in
+		 * its wake-up (journald's own, audit's) have senders of their own. */
+		if (t->c.sender && t->c.sender->pid && je->c->pid && je->c->received) {
 			if (je->c->pid == t->c.sender->pid)
 				x->pid_same++;
 			else
@@ -900,7 +902,7 @@ static void summary(struct explain_ctx *x)
 	if (x->senders.nr) {
 		by_sender_sort(&x->senders);
 		by_sender_text(&x->senders, &no_disks, opt->out);
-		fprintf(opt->out, "Senders: of the journal entries with a _PID, %llu were sent by the "
+		fprintf(opt->out, "Senders: of the journal entries a receive brought with a _PID, %llu were sent by the "
 			"traced entry's sender, %llu by another process.\n",
 			(unsigned long long)x->pid_same, (unsigned long long)x->pid_other);
 	}
