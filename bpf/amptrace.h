@@ -54,14 +54,20 @@ enum amp_sender_how {
 /*
  * A process that exited while receives were traced (group leaders only):
  * a short-lived sender (logger, a cron job) is gone before user space
- * names it, so its name and cgroup are kept here, by pid.
+ * names it, and a stopped service's cgroup with it, so its name and its
+ * cgroup's path are kept here, by pid.
  */
+#define AMP_CG_DEPTH	8	/* cgroup path components kept */
+#define AMP_CG_NAME_LEN	80	/* per component: a container's 64-hex id fits */
 struct amp_exited_proc {
 	__u64 start_ns;		/* its start, CLOCK_BOOTTIME: a pid reused since
 				 * is told from it */
 	__u64 exit_ns;		/* CLOCK_BOOTTIME */
 	__u64 cgroup_id;	/* its cgroup v2 id, 0 if none */
 	char comm[AMP_COMM_LEN];
+	__u32 cg_depth;		/* components in cg_names, the leaf first */
+	__u32 cg_deeper;	/* 1: the path had more, nearer the root */
+	char cg_names[AMP_CG_DEPTH][AMP_CG_NAME_LEN];
 };
 
 /* Device byte classes; they sum to the device's written-sector counter. */

@@ -349,6 +349,14 @@ struct {
 	__type(value, struct amp_exited_proc);
 } exited_procs SEC(".maps");
 
+/* Where an exit's record is made: too big for the stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct amp_exited_proc);
+} exited_scratch SEC(".maps");
+
 /* Bios of a filesystem transaction, from queue to completion (the jbd2
  * thread's, among others). */
 struct {

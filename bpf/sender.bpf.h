@@ -102,21 +102,61 @@ static __always_inline void receive_sender(struct amp_entry *e, __u8 kind, __u64
 		e->sender_how = AMP_SENDER_KERNEL;
 }
 
-/* A process exits: keep its name while receives are traced.  Threads
- * other than the group leader are not senders (credentials carry the
- * tgid). */
+/* kernfs_node's parent: `__parent` since 6.15 (RCU), `parent` before. */
+struct kernfs_node___parent_old {
+	struct kernfs_node *parent;
+} __attribute__((preserve_access_index));
+struct kernfs_node___parent_new {
+	struct kernfs_node *__parent;
+} __attribute__((preserve_access_index));
+
+static __always_inline struct kernfs_node *kn_parent(struct kernfs_node *kn)
+{
+	struct kernfs_node___parent_old *o = (void *)kn;
+	struct kernfs_node___parent_new *n = (void *)kn;
+
+	if (bpf_core_field_exists(o->parent))
+		return BPF_CORE_READ(o, parent);
+	return BPF_CORE_READ(n, __parent);
+}
+
+/*
+ * A process exits: keep its name and its cgroup v2 path (the leaf first,
+ * up to AMP_CG_DEPTH components) while receives are traced: a service's
+ * last process exits, then systemd removes its cgroup, all before user
+ * space names the records it sent.  Threads other than the group leader
+ * are not senders (credentials carry the tgid).  Once per process exit,
+ * a few reads per path component.
+ */
 static __always_inline void sender_exit(struct task_struct *task)
 {
-	struct amp_exited_proc x = {};
-	__u32 pid = task->tgid;
+	struct kernfs_node *kn, *up;
+	struct amp_exited_proc *x;
+	__u32 pid = task->tgid, zero = 0;
 
 	if (!track_senders || task->pid != task->tgid)
 		return;
-	x.start_ns = task->start_boottime;
-	x.exit_ns = bpf_ktime_get_boot_ns();
-	x.cgroup_id = bpf_get_current_cgroup_id();
-	__builtin_memcpy(x.comm, task->comm, sizeof(x.comm));
-	bpf_map_update_elem(&exited_procs, &pid, &x, BPF_ANY);
+	x = bpf_map_lookup_elem(&exited_scratch, &zero);
+	if (!x)
+		return;
+	x->start_ns = task->start_boottime;
+	x->exit_ns = bpf_ktime_get_boot_ns();
+	x->cgroup_id = bpf_get_current_cgroup_id();
+	__builtin_memcpy(x->comm, task->comm, sizeof(x->comm));
+	x->cg_depth = 0;
+	x->cg_deeper = 0;
+	kn = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn);
+	for (int i = 0; i < AMP_CG_DEPTH && kn; i++) {
+		up = kn_parent(kn);
+		if (!up)
+			break;		/* the root: no name of its own */
+		bpf_probe_read_kernel_str(x->cg_names[i], AMP_CG_NAME_LEN, BPF_CORE_READ(kn, name));
+		x->cg_depth = i + 1;
+		kn = up;
+	}
+	if (kn && x->cg_depth == AMP_CG_DEPTH && kn_parent(kn))
+		x->cg_deeper = 1;
+	bpf_map_update_elem(&exited_procs, &pid, x, BPF_ANY);
 }
 
 #endif /* AMPTRACE_SENDER_BPF_H */

@@ -10,6 +10,8 @@
 #  - amptest-burst.service: one `logger` sending 20 syslog lines (/dev/log);
 #  - amptest-stream.service: a shell printing 3 lines to its stdout stream
 #    (systemd-cat);
+#  - amptest-brief.service: one logger line, then the process and its
+#    cgroup are gone before amptrace names the entry;
 #  - the kernel: 2 lines written to /dev/kmsg.
 # Against the journal's own fields (journalctl -o export: _PID, _COMM,
 # _SYSTEMD_UNIT, _TRANSPORT), tests/sender_checks.py: every sender pid has
@@ -32,6 +34,7 @@ journal=$(journald_file)
 
 # A unit's cgroup goes with whatever is left in it.
 _rm_unit() {
+    [[ -d $1 ]] || return 0
     [[ ! -e $1/cgroup.kill ]] || echo 1 >"$1/cgroup.kill"
     xargs -r kill -9 <"$1/cgroup.procs" 2>/dev/null || true
     wait_for "[[ ! -s $1/cgroup.procs ]]" 10 || true
@@ -40,7 +43,7 @@ _rm_unit() {
 slice=$cg2/amptest-$$.slice
 mkdir "$slice"
 at_exit rmdir "$slice"
-for u in chatty steady burst stream; do
+for u in chatty steady burst stream brief; do
     mkdir "$slice/amptest-$u.service"
     at_exit _rm_unit "$slice/amptest-$u.service"
 done
@@ -81,6 +84,13 @@ time.sleep(30)   # still alive when amptrace names it
 EOF
     steady=$!
     at_exit _kill_wait "$steady" steady
+    # A service that logs a line and is gone, its cgroup too, long before
+    # amptrace names the line's entry (once its pages are written).
+    mkdir -p "$slice/amptest-brief.service"
+    # shellcheck disable=SC2046
+    printf 'MESSAGE=amptest brief 1 %s\nSYSLOG_IDENTIFIER=amptest\n' "$tag" |
+        in_unit brief $(own) logger --journald
+    _rm_unit "$slice/amptest-brief.service"
     # shellcheck disable=SC2046
     seq 1 20 | sed "s/^/amptest burst /; s/\$/ $tag/" |
         in_unit burst $(own) logger -u /run/systemd/journal/dev-log -t amptest
@@ -101,7 +111,7 @@ EOF
         fail "journalctl -o export failed"
     python3 "$AMP_ROOT/tests/sender_checks.py" "$TRACE_OUT" "$AMP_TMP/export" --tag "$tag" --kmsg \
         --metrics "$prom" \
-        --units amptest-chatty.service,amptest-steady.service,amptest-burst.service,amptest-stream.service
+        --units amptest-chatty.service,amptest-steady.service,amptest-burst.service,amptest-stream.service,amptest-brief.service
 
     # explain matches the traced entries to the journal entries they wrote:
     # each matched journal entry's _PID is its traced entry's sender.

@@ -4,7 +4,7 @@
  * unit, container.
  *
  * A sender still running is read from /proc/PID; one that exited was kept
- * by the kernel side at its exit (exited_procs: comm, cgroup id, start).
+ * by the kernel side at its exit (exited_procs: comm, cgroup path, start).
  * Each is checked against the record's time: a pid whose process started
  * after the record was reused, and the record's sender is the exited one,
  * if its exit was kept.  Cached per pid; a cached process is taken as the
@@ -15,7 +15,6 @@
 #include <bpf/bpf.h>
 #include <ctype.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +25,6 @@
 #include "sys/senders.h"
 
 #define CHECK_EVERY_S	0.1	/* a live sender's /proc looked at again */
-#define WALK_EVERY_S	1.0	/* the cgroup tree walked again, on a miss */
 
 const char *const sender_state_names[SENDER_NR_STATES] = {
 	[SENDER_SELF] = "self", [SENDER_LIVE] = "live", [SENDER_EXITED] = "exited",
@@ -42,17 +40,9 @@ struct live_proc {
 	struct sender who;
 };
 
-struct cgroup_name {
-	__u64 id;		/* first: the key (the directory's inode) */
-	char path[SENDER_CGROUP_LEN];
-};
-
 struct senders {
 	int exited_fd;
 	void *procs;		/* tsearch tree of struct live_proc */
-	void *cgroups;		/* tsearch tree of struct cgroup_name */
-	char cgroup_root[512];	/* where cgroup v2 is mounted, "" if nowhere */
-	double walked;		/* now_s() of the last walk */
 	long tick_hz;
 	struct sender out;
 };
@@ -62,36 +52,6 @@ static int cmp_u32(const void *a, const void *b)
 	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
 
 	return x < y ? -1 : x > y;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The first cgroup2 mount in /proc/self/mountinfo (field 5, after " - "
- * the type). */
-static void find_cgroup_root(char *root, size_t len)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "r");
-	char line[1024], mnt[512], type[64];
-
-	root[0] = '\0';
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		const char *dash = strstr(line, " - ");
-
-		if (!dash || sscanf(dash + 3, "%63s", type) != 1 || strcmp(type, "cgroup2"))
-			continue;
-		if (sscanf(line, "%*s %*s %*s %*s %511s", mnt) == 1) {
-			snprintf(root, len, "%s", mnt);
-			break;
-		}
-	}
-	fclose(f);
 }
 
 struct senders *senders_new(int exited_fd)
@@ -104,8 +64,6 @@ struct senders *senders_new(int exited_fd)
 	s->tick_hz = sysconf(_SC_CLK_TCK);
 	if (s->tick_hz <= 0)
 		s->tick_hz = 100;
-	s->walked = -WALK_EVERY_S;
-	find_cgroup_root(s->cgroup_root, sizeof(s->cgroup_root));
 	return s;
 }
 
@@ -114,7 +72,6 @@ void senders_free(struct senders *s)
 	if (!s)
 		return;
 	tdestroy(s->procs, free);
-	tdestroy(s->cgroups, free);
 	free(s);
 }
 
@@ -219,48 +176,19 @@ static void fill_names(struct sender *w)
 			    sizeof(w->container));
 }
 
-/* ------------------------------------------- cgroup ids of the exited --- */
-
-static struct senders *walking;	/* nftw gives its callback no context */
-
-static int walk_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+/* The cgroup path kept at a process's exit: its components, leaf first,
+ * joined from the root ("/..." where the path was deeper). */
+static void exited_cgroup(const struct amp_exited_proc *x, char *out, size_t len)
 {
-	struct cgroup_name *c, **found;
-	size_t root = strlen(walking->cgroup_root);
-
-	(void)ftw;
-	if (type != FTW_D)
-		return 0;
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return 1;
-	c->id = st->st_ino;
-	snprintf(c->path, sizeof(c->path), "%s", path[root] ? path + root : "/");
-	found = tsearch(c, &walking->cgroups, cmp_u64);
-	if (!found || *found != c)
-		free(c);
-	return 0;
-}
-
-/* A cgroup's path from its id (a cgroup v2 directory's inode number): from
- * a walk of the tree, at most every WALK_EVERY_S.  "" if not found. */
-static void cgroup_path(struct senders *s, __u64 id, char *out, size_t len)
-{
-	struct cgroup_name **c;
+	size_t n = 0;
 
 	out[0] = '\0';
-	if (!id || !s->cgroup_root[0])
-		return;
-	c = tfind(&id, &s->cgroups, cmp_u64);
-	if (!c && now_s() - s->walked >= WALK_EVERY_S) {
-		s->walked = now_s();
-		walking = s;
-		nftw(s->cgroup_root, walk_one, 16, FTW_PHYS | FTW_MOUNT);
-		walking = NULL;
-		c = tfind(&id, &s->cgroups, cmp_u64);
-	}
-	if (c)
-		snprintf(out, len, "%s", (*c)->path);
+	if (x->cg_deeper)
+		n += snprintf(out, len, "/...");
+	for (int i = (int)x->cg_depth - 1; i >= 0 && i < AMP_CG_DEPTH && n < len; i--)
+		n += snprintf(out + n, len - n, "/%.*s", AMP_CG_NAME_LEN, x->cg_names[i]);
+	if (!x->cg_depth && !x->cg_deeper)
+		snprintf(out, len, "/");
 }
 
 /* ---------------------------------------------------------- the lookup --- */
@@ -316,7 +244,7 @@ exited:
 		w->state = SENDER_EXITED;
 		memcpy(w->comm, x.comm, sizeof(w->comm));
 		w->comm[sizeof(w->comm) - 1] = '\0';
-		cgroup_path(s, x.cgroup_id, w->cgroup, sizeof(w->cgroup));
+		exited_cgroup(&x, w->cgroup, sizeof(w->cgroup));
 		fill_names(w);
 		return;
 	}
