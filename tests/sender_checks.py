@@ -52,11 +52,13 @@ def read_export(path):
 def check_metrics(prom, rows, cap):
     """The textfile's per-sender counters: at most cap labels and "other",
     summing to the summary's rows."""
-    got = collections.Counter()
+    got, share = collections.Counter(), 0.0
     for line in open(prom):
         if line.startswith("amptrace_sender_entries_total{"):
             label = line.split('sender="', 1)[1].split('"}', 1)[0]
             got[label] += int(line.rsplit(None, 1)[1])
+        elif line.startswith("amptrace_sender_io_share_total{"):
+            share += float(line.rsplit(None, 1)[1])
     want = collections.Counter({r["sender"]: r["entries"] for r in rows})
     named = [k for k in got if k != "other"]
     if len(named) > cap or (len(want) > cap and "other" not in got):
@@ -69,6 +71,12 @@ def check_metrics(prom, rows, cap):
             fail(f"metrics: sender {k} has {got[k]} entries, the summary {want[k]}")
     ok(f"metrics: {len(named)} sender labels (cap {cap}) and other={got.get('other', 0)}, "
        f"{sum(got.values())} entries as in the summary")
+    # Shared as bytes by the requests per byte of the last update before
+    # each entry: no more than the disks' requests in all, some if any.
+    want_ios = sum(r["io_share"] for r in rows)
+    if not 0 < share <= 1.5 * want_ios + 1:
+        fail(f"metrics: the senders' io_share sums to {share:.2f}, the summary's to {want_ios:.2f}")
+    ok(f"metrics: the senders' io_share sums to {share:.2f} (the summary's: {want_ios:.2f})")
 
 
 def unit_named(word):

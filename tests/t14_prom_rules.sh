@@ -71,6 +71,8 @@ tests:
         values: '0+540x40'
       - series: 'amptrace_sender_entries_total{$L,sender="chatty.service"}'
         values: '0+120x40'
+      - series: 'amptrace_sender_io_share_total{$L,sender="chatty.service"}'
+        values: '0+90x40'
       - series: 'amptrace_losses_total{$L,kind="ringbuf_drops"}'
         values: '0x20 5x20'
       - series: 'amptrace_losses_total{$L,kind="pages_full"}'
@@ -121,6 +123,11 @@ tests:
         exp_samples:
           - labels: 'instance_sender:amptrace_sender_ios:rate5m{$L,sender="chatty.service"}'
             value: 9
+      - expr: instance_sender:amptrace_sender_io_share:rate5m
+        eval_time: 10m
+        exp_samples:
+          - labels: 'instance_sender:amptrace_sender_io_share:rate5m{$L,sender="chatty.service"}'
+            value: 1.5
       - expr: instance_sender:amptrace_sender_entries:rate5m
         eval_time: 10m
         exp_samples:

@@ -118,10 +118,12 @@ samples = {}
 for line in open(prom):
     if line.startswith("#"):
         continue
-    m = re.match(r'(\w+)\{(.*)\} (\d+)$', line.strip())
+    m = re.match(r'(\w+)\{(.*)\} (\d+(?:\.\d+)?)$', line.strip())
     assert m, f"unparsable sample: {line!r}"
     labels = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(2)))
-    samples[(m.group(1), tuple(sorted(labels.items())))] = int(m.group(3))
+    # io_share counters are fractions; the rest whole numbers
+    v = float(m.group(3)) if "." in m.group(3) else int(m.group(3))
+    samples[(m.group(1), tuple(sorted(labels.items())))] = v
 def get(name, **labels):
     return samples[(name, tuple(sorted((k, str(v)) for k, v in labels.items())))]
 summary = [json.loads(l) for l in open(trace)][-1]
@@ -145,6 +147,10 @@ for kind, v in summary["losses"].items():
 for name, labels, want in checks:
     got = get(name, **labels)
     assert got == want, f"{name}{labels} = {got}, the summary says {want}"
+# Its part of the disks' requests (its journal shares' too): some, and no
+# more than the disk made.
+share = get("amptrace_io_share_total", **lab)
+assert 0 < share <= d["ios"] + 0.5, f"amptrace_io_share_total = {share}, the disk's {d['ios']}"
 print(f"ok: {len(checks)} textfile counters = the trace's summary "
       f"(entries {p['entries']}, charged {p['dev_bytes']}, {dev} classes {d['classes']})")
 PY

@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include "util.h"
 #include "sink/bill.h"
+#include "sink/by_sender.h"
 #include "sink/metrics.h"
 #include "sys/senders.h"
 
@@ -35,6 +36,7 @@
 struct counts {
 	__u64 entries, bytes, pages, ios;
 	__u64 cost[NR_BILL];	/* charged bytes by class (bill_names) */
+	double io_share;	/* the disks' requests, shared as bytes are */
 };
 
 struct proc_ctr {
@@ -67,6 +69,7 @@ struct metrics {
 	int nr_devs;
 	struct amp_stats losses;
 	__u64 entries_timed_out, late_records;
+	double ios_per_byte;	/* the disks', at the last update */
 };
 
 static const char *const class_names[AMP_NR_CLASSES] = {
@@ -138,10 +141,12 @@ static void family(FILE *f, bool om, const char *name, const char *help)
 	fprintf(f, "# TYPE %s%s counter\n", name, om ? "" : "_total");
 }
 
-/* A counter family: its name and help, and which of struct counts. */
+/* A counter family: its name and help, and which of struct counts (a
+ * __u64, or a double where real). */
 struct counter_def {
 	const char *name, *help;
 	size_t off;
+	bool real;
 };
 
 /*
@@ -160,7 +165,11 @@ static void render_rows(FILE *f, bool om, const struct counter_def *defs, size_t
 
 			fprintf(f, "%s_total", defs[k].name);
 			labels(f, row);
-			fprintf(f, "} %llu\n", *(const unsigned long long *)(row + counts_off + defs[k].off));
+			if (defs[k].real)
+				fprintf(f, "} %.3f\n", *(const double *)(row + counts_off + defs[k].off));
+			else
+				fprintf(f, "} %llu\n", *(const unsigned long long *)(row + counts_off +
+										   defs[k].off));
 		}
 	}
 	family(f, om, charged->name, charged->help);
@@ -188,17 +197,19 @@ static void render_procs(struct metrics *m, FILE *f, bool om)
 {
 	static const struct counter_def per_proc[] = {
 		{ "amptrace_entries", "Logging syscalls traced to completion (entries).",
-		  offsetof(struct counts, entries) },
+		  offsetof(struct counts, entries), false },
 		{ "amptrace_syscall_bytes", "Bytes the entries' syscalls moved (what was logged).",
-		  offsetof(struct counts, bytes) },
+		  offsetof(struct counts, bytes), false },
 		{ "amptrace_pages_dirtied", "Page cache pages first dirtied by the entries.",
-		  offsetof(struct counts, pages) },
+		  offsetof(struct counts, pages), false },
 		{ "amptrace_ios", "Block write requests that carried the entries' pages.",
-		  offsetof(struct counts, ios) },
+		  offsetof(struct counts, ios), false },
+		{ "amptrace_io_share", "The disks' write requests shared as their bytes are: the "
+		  "entries' part of them.", offsetof(struct counts, io_share), true },
 	};
 	static const struct counter_def charged = { "amptrace_charged_bytes",
 		"Device bytes charged to the entries, by class: data and metadata of their pages, "
-		"their share of fs journal commits, their share of their write-out window.", 0 };
+		"their share of fs journal commits, their share of their write-out window.", 0, false };
 
 	render_rows(f, om, per_proc, ARRAY_SIZE(per_proc), &charged, m->procs, m->nr_procs,
 		    sizeof(*m->procs), offsetof(struct proc_ctr, n), proc_labels);
@@ -217,14 +228,17 @@ static void render_senders(struct metrics *m, FILE *f, bool om)
 	static const struct counter_def per_sender[] = {
 		{ "amptrace_sender_entries", "Entries of the records each sender sent (its "
 		  "systemd unit, else its comm; \"other\": past the label cap).",
-		  offsetof(struct counts, entries) },
+		  offsetof(struct counts, entries), false },
 		{ "amptrace_sender_syscall_bytes", "Bytes of the records each sender sent.",
-		  offsetof(struct counts, bytes) },
+		  offsetof(struct counts, bytes), false },
 		{ "amptrace_sender_ios", "Block write requests that carried pages of each "
-		  "sender's entries.", offsetof(struct counts, ios) },
+		  "sender's entries.", offsetof(struct counts, ios), false },
+		{ "amptrace_sender_io_share", "Each sender's part of the disks' write requests, "
+		  "shared as their bytes are.", offsetof(struct counts, io_share), true },
 	};
 	static const struct counter_def charged = { "amptrace_sender_charged_bytes",
-		"Device bytes charged to each sender's entries, by class (as amptrace_charged_bytes).", 0 };
+		"Device bytes charged to each sender's entries, by class (as amptrace_charged_bytes).", 0,
+		false };
 
 	if (m->nr_senders)
 		render_rows(f, om, per_sender, ARRAY_SIZE(per_sender), &charged, m->senders,
@@ -411,8 +425,10 @@ fail:
 	return NULL;
 }
 
-static void counts_add(struct counts *n, const struct amp_entry *e, const struct bill *b)
+static void counts_add(struct counts *n, const struct amp_entry *e, const struct bill *b,
+		       double ios_per_byte)
 {
+	n->io_share += b->total * ios_per_byte;
 	n->entries++;
 	n->bytes += e->bytes > 0 ? e->bytes : 0;
 	n->pages += e->pages_dirtied;
@@ -457,10 +473,10 @@ void metrics_entry(struct metrics *m, const struct amp_entry *e, const struct en
 		p->comm[AMP_COMM_LEN - 1] = 0;
 	}
 	if (p)
-		counts_add(&p->n, e, &b);
+		counts_add(&p->n, e, &b, m->ios_per_byte);
 	s = sender_row(m, e, c);
 	if (s)
-		counts_add(&s->n, e, &b);
+		counts_add(&s->n, e, &b, m->ios_per_byte);
 	pthread_mutex_unlock(&m->lock);
 }
 
@@ -511,6 +527,7 @@ int metrics_update(struct metrics *m, const struct summary *now)
 		m->nr_devs = now->nr_devs;
 	}
 	m->losses = now->losses;
+	m->ios_per_byte = disk_ios_per_byte(now);
 	m->entries_timed_out = now->entries_timed_out;
 	m->late_records = now->late_records;
 	pthread_mutex_unlock(&m->lock);
