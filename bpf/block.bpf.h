@@ -194,10 +194,11 @@ static __always_inline void charge_class(struct walk *w, struct amp_dev_stats *d
 }
 
 /* Bytes of a folio owned by an entry (c: from its owner): charge the
- * entry, and settle it if this was the last folio it waited for. */
+ * entry, and settle it if this was the last folio it waited for.  leg: a
+ * RAID1 leg's copy (else NULL), counted into its slot once charged. */
 static __always_inline void charge_owner(struct walk *w, struct amp_dev_stats *ds,
 					 struct walk_acc *acc, struct amp_page_key *key,
-					 struct folio_charge *c, __u32 bytes)
+					 struct folio_charge *c, __u32 bytes, struct folio_io *leg)
 {
 	int cls = c->kind == AMP_PAGE_FILE ? AMP_CLASS_DATA : AMP_CLASS_METADATA;
 	struct amp_file_key fk = { .dev = key->dev, .ino = key->ino };
@@ -210,20 +211,25 @@ static __always_inline void charge_owner(struct walk *w, struct amp_dev_stats *d
 		__sync_fetch_and_add(&fs->dev_bytes, bytes);
 
 	s = settle_lookup(c->settle_slot, c->entry_id);
-	if (!s) {
+	if (s) {
+		__sync_fetch_and_add(&ds->charged_bytes, bytes);
+		if (acc)
+			acc->charged += bytes;
+		if (cls == AMP_CLASS_METADATA)
+			__sync_fetch_and_add(&ds->meta_owned, bytes);
+		__sync_fetch_and_add(&s->dev_bytes[cls & 1], bytes);
+		if (w->last_entry != c->entry_id) {
+			__sync_fetch_and_add(&s->ios, 1);
+			w->last_entry = c->entry_id;
+		}
+	} else {
 		__sync_fetch_and_add(&ds->late_bytes, bytes);
+	}
+	/* After the charge: the copy that completes the folio settles it. */
+	if (leg && c->leg)
+		c->settles = leg_copy_charged_global(leg, bytes) > 0;
+	if (!s)
 		return;
-	}
-	__sync_fetch_and_add(&ds->charged_bytes, bytes);
-	if (acc)
-		acc->charged += bytes;
-	if (cls == AMP_CLASS_METADATA)
-		__sync_fetch_and_add(&ds->meta_owned, bytes);
-	__sync_fetch_and_add(&s->dev_bytes[cls & 1], bytes);
-	if (w->last_entry != c->entry_id) {
-		__sync_fetch_and_add(&s->ios, 1);
-		w->last_entry = c->entry_id;
-	}
 	if (c->settles) {
 		__u16 run = c->run;
 
@@ -346,7 +352,7 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 		io.jbd2 = w->bio_jbd2;
 		if (folio_written_global(&io)) {
 			chunk = io.chunk;
-			charge_owner(w, ds, acc, key, &io.c, chunk);
+			charge_owner(w, ds, acc, key, &io.c, chunk, &io);
 			goto advance;
 		}
 	}
@@ -359,7 +365,7 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 		o = bpf_map_lookup_elem(&startup_pages, key);
 		if (o) {
 			hashed_owner_written(&startup_pages, key, o, 0, in_page, io.copies, &chunk, &io.c);
-			charge_owner(w, ds, acc, key, &io.c, chunk);
+			charge_owner(w, ds, acc, key, &io.c, chunk, NULL);
 			goto advance;
 		}
 	}

@@ -69,6 +69,9 @@ struct folio_charge {
 	 * device bytes, or where each RAID1 leg writes a copy, at the last
 	 * byte of the last copy (block.bpf.h, charge_owner). */
 	bool settles;
+	/* A RAID1 leg's copy: counted into the slot only once charged
+	 * (leg_copy_charged_global), which then says whether it settles. */
+	bool leg;
 };
 
 static __always_inline __u64 mix64(__u64 h)
@@ -494,17 +497,22 @@ static __always_inline void leg_release(struct amp_folio_slot *s, struct amp_pag
  * xfs).  While any leg is in flight the folio is under write-back, so its
  * owner stays put (a re-dirtying queues its next owner instead) and only
  * bytes_written changes: an atomic add, once the busy bit (now only the
- * dirtying side's) is down.  The leg that adds the last byte of the last
- * copy settles the entry, marks the slot settled (nobody cancels it
- * again) and frees it under the busy bit (leg_release).  1: charged;
- * 0: a jbd2 copy of metadata (not charged); -1: not this folio's any
+ * dirtying side's) is down.  Here the owner is read; the bytes are added
+ * only after they were charged to it (leg_copy_charged_global): a leg
+ * that added first and charged after could find its entry settled by the
+ * other leg meanwhile, and its copy late (a guest's vCPU stalled between
+ * the two, 1 in ~25 RAID1 xfs runs).  The leg that adds the last byte of
+ * the last copy settles the entry, marks the slot settled (nobody cancels
+ * it again) and frees it under the busy bit (leg_release).  1: an owner
+ * to charge; 0: a jbd2 copy of metadata (not charged); -1: not this
+ * folio's any
  * more, or busy throughout (page_races).
  */
 static __always_inline int leg_copy_written(struct amp_folio_slot *s, struct amp_page_key *key,
 					    __u64 tag, __u64 sub, __u32 in_page, __u32 *chunk,
 					    bool jbd2, __u32 copies, struct folio_charge *c)
 {
-	__u32 npages, bytes, whole, before;
+	__u32 npages, whole;
 
 	for (int i = 0; i < AMP_SLOT_SPINS; i++) {
 		__u64 now = AMP_READ_ONCE(s->tag);
@@ -530,14 +538,9 @@ static __always_inline int leg_copy_written(struct amp_folio_slot *s, struct amp
 			leg_release(s, key, tag, c);
 			continue;
 		}
-		bytes = clamp_to_folio(*chunk, npages, sub, in_page);
-		*chunk = bytes;
-		before = __sync_fetch_and_add(&s->bytes_written, bytes);
-		c->settles = before < whole && before + bytes >= whole;
-		if (c->settles) {
-			s->written = 1;
-			leg_release(s, key, tag, c);
-		}
+		*chunk = clamp_to_folio(*chunk, npages, sub, in_page);
+		c->settles = false;	/* known once charged */
+		c->leg = true;
 		return 1;
 	}
 	STAT_INC(page_races);
@@ -673,8 +676,36 @@ __noinline int folio_written_global(struct folio_io *io)
 	if (!io)
 		return 0;
 	key = io->key;
+	io->c.leg = false;
 	return folio_written(&key, &io->pos, io->sub, io->in_page, &io->chunk, io->jbd2,
 			     io->copies, &io->c);
+}
+
+/*
+ * A RAID1 leg's copy, charged to its owner: its bytes into the slot.  1 if
+ * they were the last of the last copy: the entry settles, the slot is
+ * marked settled and freed (leg_release).  The slot stays its owner's
+ * until then: every copy must come in first.
+ */
+__noinline int leg_copy_charged_global(struct folio_io *io, __u32 bytes)
+{
+	struct amp_page_key key;
+	struct amp_folio_slot *s;
+	__u32 before, whole;
+
+	if (!io)
+		return 0;
+	key = io->key;
+	s = folio_find(io->pos.tag, io->pos.home);
+	if (!s)
+		return 0;
+	whole = s->npages * page_size * io->copies;
+	before = __sync_fetch_and_add(&s->bytes_written, bytes);
+	if (before >= whole || before + bytes < whole)
+		return 0;
+	s->written = 1;
+	leg_release(s, &key, io->pos.tag, &io->c);
+	return 1;
 }
 
 #endif /* AMPTRACE_FOLIOS_BPF_H */
