@@ -118,7 +118,8 @@ EOF
     "$AMPTRACE" explain -t "$TRACE_OUT" "$journal" >"$AMP_TMP/explain.txt" 2>"$AMP_TMP/explain.err" ||
         fail "explain failed: $(cat "$AMP_TMP/explain.err")"
     sed -n '/^Per sender/,$p' "$AMP_TMP/explain.txt"
-    read -r same other < <(sed -n 's/^Senders: of the journal entries a receive brought with a _PID, \([0-9]*\) were sent by the traced entry.s sender, \([0-9]*\) by another process\.$/\1 \2/p' "$AMP_TMP/explain.txt")
+    # (A here-string: the qemu guests have no /dev/fd for <(...).)
+    read -r same other <<<"$(sed -n 's/^Senders: of the journal entries a receive brought with a _PID, \([0-9]*\) were sent by the traced entry.s sender, \([0-9]*\) by another process\.$/\1 \2/p' "$AMP_TMP/explain.txt")"
     [[ -n ${same-} ]] || fail "explain printed no Senders line"
     ((same >= 30 && other == 0)) ||
         fail "explain: $same journal entries' _PID is their traced entry's sender, $other another's"
