@@ -137,19 +137,22 @@ static bool read_small(const char *path, char *buf, size_t len)
 }
 
 /* A process's start, CLOCK_BOOTTIME ns to the tick: /proc/PID/stat's
- * 22nd field.  0 if it is gone. */
-static __u64 proc_start_ns(const struct senders *s, __u32 pid)
+ * 22nd field.  0 if it is gone; *dead: it exited, not yet reaped (a
+ * zombie's /proc has lost its cgroup: its kept exit has it). */
+static __u64 proc_start_ns(const struct senders *s, __u32 pid, bool *dead)
 {
-	char path[64], buf[1024], *p;
+	char path[64], buf[1024], *p, state;
 	unsigned long long ticks;
 
+	*dead = false;
 	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
 	if (!read_small(path, buf, sizeof(buf)))
 		return 0;
 	p = strrchr(buf, ')');	/* comm may hold spaces and parentheses */
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u "
-			 "%*d %*d %*d %*d %*d %*d %llu", &ticks) != 1)
+	if (!p || sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u "
+			 "%*d %*d %*d %*d %*d %*d %llu", &state, &ticks) != 2)
 		return 0;
+	*dead = state == 'Z' || state == 'X';
 	return ticks * (1000000000ULL / s->tick_hz);
 }
 
@@ -200,6 +203,7 @@ static void resolve(struct senders *s, __u32 pid, __u64 at, struct sender *w)
 	struct amp_exited_proc x;
 	char path[64];
 	__u64 start;
+	bool dead;
 
 	found = tfind(&key, &s->procs, cmp_u32);
 	lp = found ? *found : NULL;
@@ -208,8 +212,8 @@ static void resolve(struct senders *s, __u32 pid, __u64 at, struct sender *w)
 		*w = lp->who;
 		return;
 	}
-	start = proc_start_ns(s, pid);
-	if (start && start <= at) {
+	start = proc_start_ns(s, pid, &dead);
+	if (start && start <= at && !dead) {
 		if (!lp || lp->start_ns != start) {
 			if (!lp) {
 				lp = calloc(1, sizeof(*lp));
@@ -248,7 +252,7 @@ exited:
 		fill_names(w);
 		return;
 	}
-	w->state = start ? SENDER_REUSED : SENDER_GONE;
+	w->state = start && !dead ? SENDER_REUSED : SENDER_GONE;
 }
 
 /* A receive's entry: a syscall, and no file (a write has its file). */
