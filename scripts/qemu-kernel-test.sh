@@ -45,7 +45,7 @@
 # The same file is the guest's PID 1 (`--guest`, run by the initramfs).
 set -euo pipefail
 
-CORE_TESTS=(t10_bad_input t20_synth_pages t30_journald t40_rsyslog t50_own_output
+CORE_TESTS=(t10_bad_input t20_synth_pages t30_journald t31_senders t40_rsyslog t50_own_output
             t60_map_full t35_fs_overhead t36_jbd2_cases t42_stacked_storage)
 # Modules the initramfs needs to reach the root (all =m in Debian's config),
 # and those the tests need once there.
