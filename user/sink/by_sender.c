@@ -7,17 +7,25 @@
 
 #define OWN_LABEL "(amptrace-own)"
 
+const char *entry_sender_row(const struct amp_entry *e, const struct sender *s,
+			     char *buf, size_t len)
+{
+	if (!s)
+		return NULL;
+	return e->flags & AMP_ENTRY_OWN ? OWN_LABEL : sender_label(s, buf, len);
+}
+
 void by_sender_add(struct by_sender *t, const struct amp_entry *e,
 		   const struct entry_costs *c, const struct bill *b)
 {
 	char key[SENDER_UNIT_LEN] = {}, buf[SENDER_UNIT_LEN];
+	const char *name = entry_sender_row(e, c->sender, buf, sizeof(buf));
 	struct sender_total *row;
 	size_t n = t->nr;
 
-	if (!c->sender)
+	if (!name)
 		return;
-	snprintf(key, sizeof(key), "%s", e->flags & AMP_ENTRY_OWN ? OWN_LABEL :
-		 sender_label(c->sender, buf, sizeof(buf)));
+	snprintf(key, sizeof(key), "%s", name);
 	row = amp_row(&t->rows, &t->nr, &t->cap, sizeof(*row), key, sizeof(key));
 	if (!row)
 		return;

@@ -24,6 +24,11 @@ struct by_sender {
 	size_t nr, cap;
 };
 
+/* The sender row entry e's bill goes to: "(amptrace-own)" for amptrace's
+ * own cost, else sender_label() of its sender, into buf; NULL if it has
+ * no sender (an old record). */
+const char *entry_sender_row(const struct amp_entry *e, const struct sender *s,
+			     char *buf, size_t len);
 /* Add entry e, billed b, to its sender's row.  An entry of amptrace's own
  * cost goes to a row of its own; one with no sender (an old record) to
  * none. */

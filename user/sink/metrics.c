@@ -442,12 +442,12 @@ static struct sender_ctr *sender_row(struct metrics *m, const struct amp_entry *
 				     const struct entry_costs *c)
 {
 	char key[SENDER_UNIT_LEN] = {}, buf[SENDER_UNIT_LEN];
+	const char *name = entry_sender_row(e, c->sender, buf, sizeof(buf));
 	struct sender_ctr *s;
 
-	if (!c->sender)
+	if (!name)
 		return NULL;
-	snprintf(key, sizeof(key), "%s", e->flags & AMP_ENTRY_OWN ? "(amptrace-own)" :
-		 sender_label(c->sender, buf, sizeof(buf)));
+	snprintf(key, sizeof(key), "%s", name);
 	for (size_t i = 0; i < m->nr_senders; i++)
 		if (!strcmp(m->senders[i].name, key))
 			return &m->senders[i];

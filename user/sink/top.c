@@ -241,7 +241,7 @@ void top_entry(struct top *t, const struct amp_entry *e, const struct entry_cost
 				  own || (s && !s->pid) ? comm : NULL);
 	r[TOP_BY_COMM] = table_get(&t->by_table[TOP_BY_COMM], 0, 0, 0, comm);
 	r[TOP_BY_UNIT] = table_get(&t->by_table[TOP_BY_UNIT], 0, 0, 0,
-				   own ? comm : s ? sender_label(s, label, sizeof(label)) : e->comm);
+				   entry_sender_row(e, s, label, sizeof(label)) ?: e->comm);
 	t->entries++;
 	t->entries_cur++;
 	for (int i = TOP_BY_PID; i <= TOP_BY_UNIT; i++) {
