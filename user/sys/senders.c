@@ -9,8 +9,8 @@
  * after the record was reused, and the record's sender is the exited one,
  * if its exit was kept.  Cached per pid; a cached process is taken as the
  * sender of records up to when it was last seen alive, and for
- * CHECK_EVERY_S after that without looking again (a pid reused within that
- * is not told).
+ * CHECK_EVERY_S after that without looking again (a pid reused or a
+ * process renamed by an exec within that is not told).
  */
 #include <bpf/bpf.h>
 #include <ctype.h>
@@ -214,27 +214,31 @@ static void resolve(struct senders *s, __u32 pid, __u64 at, struct sender *w)
 	}
 	start = proc_start_ns(s, pid, &dead);
 	if (start && start <= at && !dead) {
-		if (!lp || lp->start_ns != start) {
-			if (!lp) {
-				lp = calloc(1, sizeof(*lp));
-				if (!lp)
-					goto exited;
-				lp->pid = pid;
-				if (!tsearch(lp, &s->procs, cmp_u32)) {
-					free(lp);
-					goto exited;
-				}
+		if (!lp) {
+			lp = calloc(1, sizeof(*lp));
+			if (!lp)
+				goto exited;
+			lp->pid = pid;
+			if (!tsearch(lp, &s->procs, cmp_u32)) {
+				free(lp);
+				goto exited;
 			}
-			lp->start_ns = start;
-			memset(&lp->who, 0, sizeof(lp->who));
-			lp->who.state = SENDER_LIVE;
-			lp->who.pid = pid;
-			snprintf(path, sizeof(path), "/proc/%u/comm", pid);
-			if (read_small(path, lp->who.comm, sizeof(lp->who.comm)))
-				lp->who.comm[strcspn(lp->who.comm, "\n")] = '\0';
-			proc_cgroup(pid, lp->who.cgroup, sizeof(lp->who.cgroup));
-			fill_names(&lp->who);
 		}
+		/*
+		 * Named again at each look, not only when the pid is new: an
+		 * exec renames a process (systemd's "(sh)" child, which writes
+		 * a stream's header, becomes "sh") and a process may move to
+		 * another cgroup.
+		 */
+		lp->start_ns = start;
+		memset(&lp->who, 0, sizeof(lp->who));
+		lp->who.state = SENDER_LIVE;
+		lp->who.pid = pid;
+		snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+		if (read_small(path, lp->who.comm, sizeof(lp->who.comm)))
+			lp->who.comm[strcspn(lp->who.comm, "\n")] = '\0';
+		proc_cgroup(pid, lp->who.cgroup, sizeof(lp->who.cgroup));
+		fill_names(&lp->who);
 		lp->seen_ns = clock_ns(CLOCK_BOOTTIME);
 		lp->checked = now_s();
 		*w = lp->who;
