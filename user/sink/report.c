@@ -490,6 +490,14 @@ static void summary_json(struct report *r, const struct summary *s)
 		if (s->losses.prog_runs_missed)
 			json_object_object_add(l, "prog_runs_missed",
 					       json_object_new_uint64(s->losses.prog_runs_missed));
+		if (s->nr_missed) {
+			struct json_object *by = json_object_new_object();
+
+			for (int i = 0; i < s->nr_missed; i++)
+				json_object_object_add(by, s->missed[i].prog,
+						       json_object_new_uint64(s->missed[i].runs));
+			json_object_object_add(l, "prog_runs_missed_by_prog", by);
+		}
 		json_object_object_add(o, "counters", l);
 	}
 	fprintf(r->out, "%s\n", json_object_to_json_string_ext(o,
@@ -685,10 +693,15 @@ static void summary_text(struct report *r, const struct summary *s)
 	if (s->losses.pages_overflow)
 		fprintf(out, "Counters: folios owned through the overflow map %llu\n",
 			(unsigned long long)s->losses.pages_overflow);
-	if (s->losses.prog_runs_missed)
+	if (s->losses.prog_runs_missed) {
 		fprintf(out, "Counters: program runs the kernel skipped, another of ours running "
 			"on that CPU %llu (a loss where a traced disk's classes fall short of "
-			"its counter)\n", (unsigned long long)s->losses.prog_runs_missed);
+			"its counter)", (unsigned long long)s->losses.prog_runs_missed);
+		for (int i = 0; i < s->nr_missed; i++)
+			fprintf(out, "%s%s %llu", i ? ", " : ": ", s->missed[i].prog,
+				(unsigned long long)s->missed[i].runs);
+		fprintf(out, "\n");
+	}
 }
 
 void report_summary(struct report *r, const struct summary *s)

@@ -49,6 +49,13 @@ struct summary {
 	__u64 entries_timed_out;
 	__u64 late_records;
 	__u32 ringbuf_kb;	/* the events ring's size, for the hint on its drops; 0: unknown */
+	/* Which programs the kernel skipped (losses.prog_runs_missed), the
+	 * first few by name; not in record files. */
+	struct summary_missed {
+		char prog[32];
+		__u64 runs;
+	} missed[4];
+	int nr_missed;
 };
 
 #endif /* AMPTRACE_SUMMARY_H */

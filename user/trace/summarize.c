@@ -200,12 +200,14 @@ void summarizer_use_progs(struct summarizer *z, const struct bpf_object *obj)
 
 /* Runs the kernel skipped, over the loaded programs: each one a hook that
  * saw nothing (its bytes then fall to a class by window or to other).
- * Kernels before 5.12 do not count them: 0. */
-static __u64 prog_runs_missed(const struct summarizer *z)
+ * The first few programs are named, so that a report says which hook it
+ * was.  Kernels before 5.12 do not count them: 0. */
+static __u64 prog_runs_missed(const struct summarizer *z, struct summary *s)
 {
 	struct bpf_program *p;
 	__u64 missed = 0;
 
+	s->nr_missed = 0;
 	if (!z->obj)
 		return 0;
 	bpf_object__for_each_program(p, z->obj) {
@@ -213,15 +215,24 @@ static __u64 prog_runs_missed(const struct summarizer *z)
 		__u32 len = sizeof(info);
 		int fd = bpf_program__fd(p);
 
-		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
-			missed += info.recursion_misses;
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) ||
+		    !info.recursion_misses)
+			continue;
+		missed += info.recursion_misses;
+		if (s->nr_missed < (int)ARRAY_SIZE(s->missed)) {
+			struct summary_missed *m = &s->missed[s->nr_missed++];
+
+			snprintf(m->prog, sizeof(m->prog), "%s", bpf_program__name(p));
+			m->runs = info.recursion_misses;
+		}
 	}
 	return missed;
 }
 
 /* The per-CPU loss counters, summed. */
-static void sum_losses(struct summarizer *z, struct amp_stats *out)
+static void sum_losses(struct summarizer *z, struct summary *s)
 {
+	struct amp_stats *out = &s->losses;
 	int ncpu = libbpf_num_possible_cpus();
 	struct amp_stats *per = calloc(ncpu > 0 ? ncpu : 1, sizeof(*per));
 	__u32 zero = 0;
@@ -238,7 +249,7 @@ static void sum_losses(struct summarizer *z, struct amp_stats *out)
 			dst[i] += src[i];
 	}
 out:
-	out->prog_runs_missed = prog_runs_missed(z);
+	out->prog_runs_missed = prog_runs_missed(z, s);
 	/* Ids start at 1, one per entry (the BPF side's and startup's own). */
 	out->entries_opened = __atomic_load_n(z->next_entry_id, __ATOMIC_RELAXED) - 1;
 	free(per);
@@ -250,5 +261,5 @@ void summarize_rest(struct summarizer *z, struct summary *s, struct ledger *l, b
 		ledger_disk(l, s->devs[i].kdev, &s->devs[i].ledger);
 	if (files)
 		summarize_files(z, s);
-	sum_losses(z, &s->losses);
+	sum_losses(z, s);
 }
