@@ -72,6 +72,7 @@ struct folio_charge {
 	/* A RAID1 leg's copy: counted into the slot only once charged
 	 * (leg_copy_charged_global), which then says whether it settles. */
 	bool leg;
+	bool hashed;	/* ... and its owner is in page_owners, not a slot */
 };
 
 static __always_inline __u64 mix64(__u64 h)
@@ -599,6 +600,19 @@ static __always_inline bool folio_written(struct amp_page_key *key, const struct
 	o = bpf_map_lookup_elem(&page_owners, key);
 	if (!o || (jbd2 && o->kind != AMP_PAGE_FILE))
 		return false;
+	if (copies > 1) {
+		/* A leg's copy, as leg_copy_written: added once charged. */
+		*chunk = clamp_to_folio(*chunk, o->npages, sub, in_page);
+		o->copies = copies;
+		c->entry_id = o->entry_id;
+		c->settle_slot = o->settle_slot;
+		c->run = o->run;
+		c->kind = o->kind;
+		c->settles = false;
+		c->leg = true;
+		c->hashed = true;
+		return true;
+	}
 	if (hashed_owner_written(&page_owners, key, o, sub, in_page, copies, chunk, c))
 		__sync_fetch_and_add(&overflow_live, -1);
 	return true;
@@ -677,14 +691,16 @@ __noinline int folio_written_global(struct folio_io *io)
 		return 0;
 	key = io->key;
 	io->c.leg = false;
+	io->c.hashed = false;
 	return folio_written(&key, &io->pos, io->sub, io->in_page, &io->chunk, io->jbd2,
 			     io->copies, &io->c);
 }
 
 /*
- * A RAID1 leg's copy, charged to its owner: its bytes into the slot.  1 if
- * they were the last of the last copy: the entry settles, the slot is
- * marked settled and freed (leg_release).  The slot stays its owner's
+ * A RAID1 leg's copy, charged to its owner: its bytes into the slot (or
+ * the overflow hash's owner).  1 if they were the last of the last copy:
+ * the entry settles, the slot is marked settled and freed (leg_release;
+ * a hashed owner is deleted).  The slot stays its owner's
  * until then: every copy must come in first.
  */
 __noinline int leg_copy_charged_global(struct folio_io *io, __u32 bytes)
@@ -696,6 +712,19 @@ __noinline int leg_copy_charged_global(struct folio_io *io, __u32 bytes)
 	if (!io)
 		return 0;
 	key = io->key;
+	if (io->c.hashed) {
+		struct amp_page_owner *o = bpf_map_lookup_elem(&page_owners, &key);
+
+		if (!o || o->entry_id != io->c.entry_id)
+			return 0;
+		whole = o->npages * page_size * io->copies;
+		before = __sync_fetch_and_add(&o->bytes_written, bytes);
+		if (before >= whole || before + bytes < whole)
+			return 0;
+		if (!bpf_map_delete_elem(&page_owners, &key))
+			__sync_fetch_and_add(&overflow_live, -1);
+		return 1;
+	}
 	s = folio_find(io->pos.tag, io->pos.home);
 	if (!s)
 		return 0;
