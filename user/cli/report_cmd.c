@@ -371,14 +371,14 @@ int cmd_report(int argc, char **argv)
 			goto cleanup;
 		c.sink = svg_sink(c.svg);
 	} else if (o.nr_journals) {
-		c.sink = xtrace_sink(&c.trace, h->boot_to_real_ns, record_path, rr);
+		c.sink = xtrace_sink(&c.trace, record_clock(rr), record_path, rr);
 	} else {
 		setvbuf(stdout, NULL, _IOLBF, 0);
 		rep = report_new(stdout, o.json, o.quiet);
 		if (!rep)
 			goto cleanup;
 		report_set_paths(rep, record_path, rr);
-		report_set_clock(rep, h->boot_to_real_ns);
+		report_use_clock(rep, record_clock(rr));
 		c.sink = report_sink(rep);
 	}
 	if (render(rr, &c)) {

@@ -55,12 +55,6 @@ void xtrace_free(struct xtrace *tr)
 	memset(tr, 0, sizeof(*tr));
 }
 
-/* The wall clock of a kernel time stamp, as the report prints it (µs). */
-static __u64 realtime_us(__u64 boot_ns, __s64 boot_to_real_ns)
-{
-	return ((__s64)boot_ns + boot_to_real_ns) / 1000;
-}
-
 void xentry_time(const struct xentry *x, char *buf, size_t len)
 {
 	time_t sec = x->realtime_us / 1000000;
@@ -95,19 +89,32 @@ void xtrace_locate(struct xtrace *tr, const struct explain_opts *opt)
 
 /* ---------------------------------------------------- from a record --- */
 
+/* On the trace's start clock (µs): boot time and the offset at the start. */
+static __u64 start_clock_us(const struct xtrace *tr, __u64 boot_ns)
+{
+	return ((__s64)boot_ns + tr->clock.boot_to_real_ns) / 1000;
+}
+
 static void sink_entry_cb(void *self, const struct amp_entry *e, const struct entry_costs *c)
 {
 	struct xtrace *tr = self;
+	struct xentry *x = xtrace_add(tr, e, c, wall_clock_real_ns(tr->src, e->start_ns) / 1000);
 
-	if (!xtrace_add(tr, e, c, realtime_us(e->start_ns, tr->boot_to_real_ns)))
+	if (!x)
 		amp_err("explain: out of memory");
+	else
+		x->at_us = start_clock_us(tr, e->start_ns);
 }
 
-struct sink xtrace_sink(struct xtrace *tr, __s64 boot_to_real_ns, amp_path_fn path, void *ctx)
+/* clock: the record's, valid while its entries come. */
+struct sink xtrace_sink(struct xtrace *tr, const struct wall_clock *clock, amp_path_fn path,
+		       void *ctx)
 {
 	static const struct sink_ops ops = { .entry = sink_entry_cb };
 
-	tr->boot_to_real_ns = boot_to_real_ns;
+	tr->src = clock;
+	tr->clock = *clock;	/* the start: the header's */
+	tr->have_clock = true;
 	tr->path = path;
 	tr->path_ctx = ctx;
 	return (struct sink){ .ops = &ops, .self = tr };
@@ -122,7 +129,7 @@ static int load_record(struct xtrace *tr, const struct explain_opts *opt, const 
 
 	if (!rr)
 		return -1;
-	k = xtrace_sink(tr, record_header(rr)->boot_to_real_ns, record_path, rr);
+	k = xtrace_sink(tr, record_clock(rr), record_path, rr);
 	while ((st = record_next(rr, &it)) == RECORD_MORE)
 		if (it.type == RECORD_ENTRY)
 			sink_entry(&k, &it.entry, &it.costs);
@@ -309,6 +316,31 @@ static int parse_entry(json_object *o, struct amp_entry *e, struct entry_costs *
 	return 0;
 }
 
+/* The summary's "clock": the start's offset, and the boot's identity for
+ * the journal's monotonic stamps. */
+static void parse_clock(struct xtrace *tr, json_object *summary)
+{
+	json_object *c, *x;
+	__s64 real, mono = 0;
+	__u8 id[16];
+	const char *hex;
+	bool boot = false;
+
+	if (!json_object_object_get_ex(summary, "clock", &c) ||
+	    !json_object_object_get_ex(c, "boot_to_real_ns", &x))
+		return;
+	real = json_object_get_int64(x);
+	if (json_object_object_get_ex(c, "boot_to_mono_ns", &x) && (hex = get_str(c, "boot_id")) &&
+	    strlen(hex) == 32) {
+		mono = json_object_get_int64(x);
+		boot = true;
+		for (int i = 0; i < 16 && boot; i++)
+			boot = sscanf(hex + 2 * i, "%2hhx", &id[i]) == 1;
+	}
+	wall_clock_set(&tr->clock, real, mono, boot ? id : NULL);
+	tr->have_clock = true;
+}
+
 static int load_json(struct xtrace *tr, const struct explain_opts *opt, const char *path, FILE *f)
 {
 	static struct amp_entry e;
@@ -345,10 +377,17 @@ static int load_json(struct xtrace *tr, const struct explain_opts *opt, const ch
 				for (__u32 i = 0; i < x->e.nr_runs; i++)
 					locate(x, i, opt, paths[i]);
 			}
+		} else if (type && !strcmp(type, "summary")) {
+			parse_clock(tr, o);
 		}
 		json_object_put(o);
 	}
 	free(line);
+	/* Matched on the start clock where the summary gave it, else on the
+	 * times printed (a trace from before it). */
+	for (size_t i = 0; i < tr->n; i++)
+		tr->v[i]->at_us = tr->have_clock ? start_clock_us(tr, tr->v[i]->e.start_ns)
+						 : tr->v[i]->realtime_us;
 	return err;
 }
 

@@ -17,9 +17,12 @@
 #include "sink/sink.h"
 #include "sys/paths.h"
 #include "sys/senders.h"
+#include "sys/wallclock.h"
 
 struct xentry {
 	__u64 realtime_us;	/* when it opened, µs since the epoch (its "time") */
+	__u64 at_us;		/* the same on the trace's start clock, which no step
+				 * moves: what the journal's stamps are matched to */
 	bool writer;		/* its process dirtied a given journal file */
 	struct entry_costs c;	/* c.sender: &sender, or NULL */
 	struct sender sender;
@@ -30,8 +33,11 @@ struct xentry {
 struct xtrace {
 	struct xentry **v;
 	size_t n, cap;
-	/* While entries come from a record: its clock and paths. */
-	__s64 boot_to_real_ns;
+	/* The trace's clock at its start (matching), and while entries come
+	 * from a record, its clock with the steps so far (their times). */
+	struct wall_clock clock;
+	bool have_clock;	/* a JSON trace from before the summary's "clock": none */
+	const struct wall_clock *src;
 	amp_path_fn path;
 	void *path_ctx;
 };
@@ -48,7 +54,8 @@ static inline bool xrun_meta(const struct amp_page_run *r)
 int xtrace_load(struct xtrace *tr, const struct explain_opts *opt, const char *path);
 /* Entries of a record being read: a sink that keeps them, with the
  * record's clock and paths.  xtrace_locate() then finds their files. */
-struct sink xtrace_sink(struct xtrace *tr, __s64 boot_to_real_ns, amp_path_fn path, void *ctx);
+struct sink xtrace_sink(struct xtrace *tr, const struct wall_clock *clock, amp_path_fn path,
+		       void *ctx);
 void xtrace_locate(struct xtrace *tr, const struct explain_opts *opt);
 /* "2024-05-01T15:00:58.580123Z" */
 void xentry_time(const struct xentry *x, char *buf, size_t len);

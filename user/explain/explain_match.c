@@ -55,30 +55,49 @@ void mark_writers(struct xtrace *tr)
 
 /* -------------------------------------------------------- candidates --- */
 
+/*
+ * A journal entry's stamp on the trace's start clock (µs).  journald takes
+ * its realtime and monotonic stamps at the same wake-up; the monotonic one,
+ * of the traced boot, is the boot clock less the time suspended, and no
+ * step of the wall clock moves it.  An entry of another boot, or a trace
+ * that did not keep its boot, is matched by its realtime stamp.
+ */
+static uint64_t cand_at(const struct xtrace *tr, const struct jf_object *o)
+{
+	const struct wall_clock *c = &tr->clock;
+
+	if (!tr->have_clock || !c->have_boot ||
+	    memcmp(o->entry.boot_id, c->boot_id, sizeof(c->boot_id)))
+		return o->entry.realtime;
+	return ((__s64)o->entry.monotonic * 1000 + c->boot_to_mono_ns + c->boot_to_real_ns) / 1000;
+}
+
 static int cand_cb(struct jf *f, const struct jf_object *o, void *ctx)
 {
 	struct cands *cs = ctx;
+	uint64_t at;
 
 	(void)f;
 	if (o->type != JF_ENTRY)
 		return 0;
-	if (o->entry.realtime >= cs->lo && o->entry.realtime < cs->hi) {
+	at = cand_at(cs->tr, o);
+	if (at >= cs->lo && at < cs->hi) {
 		if (amp_grow(&cs->c, &cs->cap, cs->n + 1, sizeof(*cs->c)))
 			return -ENOMEM;
 		cs->c[cs->n++] = (struct cand){ cs->file, o->offset, cs->last_entry,
-						o->entry.realtime, o->entry.seqnum, UINT64_MAX,
+						at, o->entry.seqnum, UINT64_MAX,
 						false, "", 0 };
 	}
 	cs->last_entry = o->offset;
 	return 0;
 }
 
-static int by_realtime(const void *a, const void *b)
+static int by_stamp(const void *a, const void *b)
 {
 	const struct cand *x = a, *y = b;
 
-	if (x->realtime != y->realtime)
-		return x->realtime < y->realtime ? -1 : 1;
+	if (x->at != y->at)
+		return x->at < y->at ? -1 : 1;
 	if (x->file != y->file)
 		return x->file - y->file;
 	return x->seqnum < y->seqnum ? -1 : x->seqnum > y->seqnum;
@@ -89,14 +108,15 @@ int find_candidates(struct explain_opts *opt, const struct xtrace *tr, struct ca
 	uint64_t win = opt->window * 1e6;
 
 	memset(cs, 0, sizeof(*cs));
+	cs->tr = tr;
 	cs->lo = UINT64_MAX;
 	for (size_t i = 0; i < tr->n; i++) {
 		if (!tr->v[i]->writer)
 			continue;
-		if (tr->v[i]->realtime_us < cs->lo)
-			cs->lo = tr->v[i]->realtime_us;
-		if (tr->v[i]->realtime_us > cs->hi)
-			cs->hi = tr->v[i]->realtime_us;
+		if (tr->v[i]->at_us < cs->lo)
+			cs->lo = tr->v[i]->at_us;
+		if (tr->v[i]->at_us > cs->hi)
+			cs->hi = tr->v[i]->at_us;
 	}
 	cs->lo = cs->lo > win ? cs->lo - win : 0;
 	cs->hi += win + 1;
@@ -109,7 +129,7 @@ int find_candidates(struct explain_opts *opt, const struct xtrace *tr, struct ca
 		if (r)
 			return xfile_error(&opt->files[i], r);
 	}
-	qsort(cs->c, cs->n, sizeof(*cs->c), by_realtime);
+	qsort(cs->c, cs->n, sizeof(*cs->c), by_stamp);
 	return 0;
 }
 
@@ -151,8 +171,8 @@ static int by_start(const void *a, const void *b)
 {
 	const struct xentry *x = *(struct xentry *const *)a, *y = *(struct xentry *const *)b;
 
-	if (x->realtime_us != y->realtime_us)
-		return x->realtime_us < y->realtime_us ? -1 : 1;
+	if (x->at_us != y->at_us)
+		return x->at_us < y->at_us ? -1 : 1;
 	return x->e.start_ns < y->e.start_ns ? -1 : x->e.start_ns > y->e.start_ns;
 }
 
@@ -193,22 +213,22 @@ int assign(struct explain_opts *opt, const struct xtrace *tr, struct cands *cs)
 		}
 		/* The next wake-up seen: the first later stamp (cs->c is sorted). */
 		if (next <= i)
-			for (next = i + 1; next < cs->n && cs->c[next].realtime == c->realtime; next++)
+			for (next = i + 1; next < cs->n && cs->c[next].at == c->at; next++)
 				;
-		t_next = next < cs->n ? cs->c[next].realtime : UINT64_MAX;
+		t_next = next < cs->n ? cs->c[next].at : UINT64_MAX;
 		/* lo = first traced syscall starting at or after the stamp */
 		while (lo < hi) {
 			int mid = (lo + hi) / 2;
 
-			if (v[mid]->realtime_us < c->realtime)
+			if (v[mid]->at_us < c->at)
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
-		if (lo < n && v[lo]->realtime_us < t_next && v[lo]->realtime_us - c->realtime <= win) {
+		if (lo < n && v[lo]->at_us < t_next && v[lo]->at_us - c->at <= win) {
 			c->owner = v[lo]->e.id;
 			c->received = true;
-		} else if (lo > 0 && (lo < n || c->realtime - v[lo - 1]->realtime_us <= win)) {
+		} else if (lo > 0 && (lo < n || c->at - v[lo - 1]->at_us <= win)) {
 			c->owner = v[lo - 1]->e.id;	/* written in the open entry */
 		}
 	}

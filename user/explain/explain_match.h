@@ -12,7 +12,9 @@
 /* A journal entry stamped within the trace, and the traced entry it goes to. */
 struct cand {
 	int file;
-	uint64_t off, prev, realtime, seqnum;
+	uint64_t off, prev;
+	uint64_t at;		/* its stamp on the trace's start clock (µs) */
+	uint64_t seqnum;
 	uint64_t owner;		/* trace entry id; UINT64_MAX: none */
 	bool received;		/* a traced syscall of its own brought it */
 	char transport[16];	/* its _TRANSPORT, for display */
@@ -22,7 +24,8 @@ struct cand {
 struct cands {
 	struct cand *c;
 	size_t n, cap;
-	uint64_t lo, hi;	/* realtime range of interest */
+	uint64_t lo, hi;	/* range of interest, on the trace's start clock */
+	const struct xtrace *tr;	/* its clock */
 	uint64_t last_entry;	/* walk state: previous ENTRY offset */
 	int file;
 };

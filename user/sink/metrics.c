@@ -69,6 +69,7 @@ struct metrics {
 	int nr_devs;
 	struct amp_stats losses;
 	__u64 entries_timed_out, late_records;
+	__u64 clock_steps;	/* the wall clock's, while tracing */
 	double ios_per_byte;	/* the disks', at the last update */
 };
 
@@ -290,6 +291,9 @@ static void render_losses(struct metrics *m, FILE *f, bool om)
 		(unsigned long long)m->entries_timed_out);
 	fprintf(f, "amptrace_losses_total{kind=\"late_records\"} %llu\n",
 		(unsigned long long)m->late_records);
+	family(f, om, "amptrace_clock_steps",
+	       "Steps of the wall clock seen while tracing (entry times follow them).");
+	fprintf(f, "amptrace_clock_steps_total %llu\n", (unsigned long long)m->clock_steps);
 }
 
 /* The exposition, in a malloc'd buffer; caller holds the lock. */
@@ -529,6 +533,7 @@ int metrics_update(struct metrics *m, const struct summary *now)
 	m->losses = now->losses;
 	m->ios_per_byte = disk_ios_per_byte(now);
 	m->entries_timed_out = now->entries_timed_out;
+	m->clock_steps = now->clock ? now->clock->nr_steps : 0;
 	m->late_records = now->late_records;
 	pthread_mutex_unlock(&m->lock);
 	return m->file ? write_file(m) : 0;

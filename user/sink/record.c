@@ -21,7 +21,9 @@
  *
  *   1 HEADER   u32 page_size, s64 boot_to_real_ns (CLOCK_REALTIME -
  *              CLOCK_BOOTTIME at start), u64 start_boot_ns, u64 start_real_ns,
- *              str hostname, str kernel release, str command line
+ *              str hostname, str kernel release, str command line; then
+ *              (since clock steps) s64 boot_to_mono_ns (CLOCK_BOOTTIME -
+ *              CLOCK_MONOTONIC), u8 have_boot_id, u8 boot_id[16]
  *   2 PATH     u32 dev, u64 ino, str path: written before the first record
  *              that names the file, resolved while its writer still had it
  *   3 ENTRY    u64 id, start_ns, end_ns; u32 pid, tid; comm[16];
@@ -59,6 +61,9 @@
  *              nr_devs x {u8 layer (enum dev_layer), u32 a partition's
  *              disk}: older readers stop before it (the tag is no nr_devs)
  *              A checkpoint (final = 0, no files) every 2 s; the final one last.
+ *   6 CLOCK    u64 at_boot_ns, s64 boot_to_real_ns, s64 by_ns: the wall
+ *              clock stepped; entries from at_boot_ns on print on the new
+ *              offset.  Written before the next ENTRY or SUMMARY.
  */
 #include <endian.h>
 #include <errno.h>
@@ -192,6 +197,8 @@ struct recorder {
 	void *paths_written;	/* tsearch set of struct file_id */
 	__u64 entries, bytes;
 	bool failed;
+	const struct wall_clock *clock;	/* the tracer's: its steps are written */
+	__u64 steps_written;
 };
 
 static int cmp_file_id(const void *a, const void *b)
@@ -253,7 +260,26 @@ static void command_line(int argc, char **argv, char *buf, size_t size)
 		n += snprintf(buf + n, size - n, "%s%s", i ? " " : "amptrace ", argv[i]);
 }
 
-struct recorder *recorder_new(const char *path, int argc, char **argv, __s64 boot_to_real_ns)
+/* The clock's steps since the last ENTRY or SUMMARY (the latest kept, if
+ * more came meanwhile than it keeps). */
+static void write_clock_steps(struct recorder *r)
+{
+	const struct wall_clock *c = r->clock;
+
+	if (c->nr_steps - r->steps_written > WALL_CLOCK_KEPT)
+		r->steps_written = c->nr_steps - WALL_CLOCK_KEPT;
+	for (; r->steps_written < c->nr_steps; r->steps_written++) {
+		const struct clock_step *st = &c->kept[r->steps_written % WALL_CLOCK_KEPT];
+
+		put_u64(&r->payload, st->at_boot_ns);
+		put_u64(&r->payload, st->boot_to_real_ns);
+		put_u64(&r->payload, st->by_ns);
+		emit(r, RECORD_CLOCK);
+	}
+}
+
+struct recorder *recorder_new(const char *path, int argc, char **argv,
+			      const struct wall_clock *clock)
 {
 	struct recorder *r = calloc(1, sizeof(*r));
 	struct timespec boot, real;
@@ -263,6 +289,8 @@ struct recorder *recorder_new(const char *path, int argc, char **argv, __s64 boo
 	if (!r)
 		return NULL;
 	r->path = path;
+	r->clock = clock;
+	r->steps_written = clock->nr_steps;	/* the header has the offset now */
 	r->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (r->fd < 0) {
 		amp_err("cannot write %s: %s", path, strerror(errno));
@@ -285,12 +313,15 @@ struct recorder *recorder_new(const char *path, int argc, char **argv, __s64 boo
 		memset(&uts, 0, sizeof(uts));
 	command_line(argc, argv, cmd, sizeof(cmd));
 	put_u32(&r->payload, sysconf(_SC_PAGESIZE));
-	put_u64(&r->payload, boot_to_real_ns);
+	put_u64(&r->payload, clock->boot_to_real_ns);
 	put_u64(&r->payload, boot.tv_sec * 1000000000ULL + boot.tv_nsec);
 	put_u64(&r->payload, real.tv_sec * 1000000000ULL + real.tv_nsec);
 	put_str(&r->payload, uts.nodename, sizeof(uts.nodename));
 	put_str(&r->payload, uts.release, sizeof(uts.release));
 	put_str(&r->payload, cmd, sizeof(cmd));
+	put_u64(&r->payload, clock->boot_to_mono_ns);
+	put_u8(&r->payload, clock->have_boot);
+	put(&r->payload, clock->boot_id, sizeof(clock->boot_id));
 	emit(r, RECORD_HEADER);
 	if (r->failed) {
 		recorder_close(r, false);
@@ -331,6 +362,7 @@ void recorder_entry(struct recorder *r, const struct amp_entry *e, const struct 
 	__u32 nr_runs = e->nr_runs < AMP_SCATTER_MAX ? e->nr_runs : AMP_SCATTER_MAX;
 	struct buf *b = &r->payload;
 
+	write_clock_steps(r);
 	note_path(r, e->fd_dev, e->fd_ino, e->pid);
 	for (__u32 i = 0; i < nr_runs; i++)
 		note_path(r, e->runs[i].dev, e->runs[i].ino, e->pid);
@@ -447,6 +479,7 @@ void recorder_summary(struct recorder *r, const struct summary *s, bool final)
 	struct buf *b = &r->payload;
 	int nr_files = final ? s->nr_files : 0;
 
+	write_clock_steps(r);
 	for (int i = 0; i < nr_files; i++) {
 		const struct summary_file *f = &s->files[i];
 
@@ -570,6 +603,7 @@ struct record_reader {
 	struct summary_file *files;	/* FILE records awaiting their SUMMARY */
 	size_t nr_files, cap_files;
 	struct summary_dev *devs;
+	struct wall_clock clock;	/* the header's, and the CLOCK records so far */
 	char problem[160];
 	char fallback[64];
 };
@@ -801,6 +835,7 @@ static bool decode_summary(struct record_reader *r, struct cur *c, struct record
 	size_t pos;
 
 	memset(s, 0, sizeof(*s));
+	s->clock = &r->clock;
 	it->final = get_u8(c);
 	get(c, pad, sizeof(pad));
 	nr_files = get_u32(c);
@@ -880,11 +915,36 @@ static bool decode_summary(struct record_reader *r, struct cur *c, struct record
 	return true;
 }
 
+/* The clock as the header has it, before any step. */
+static void reset_clock(struct record_reader *r)
+{
+	wall_clock_set(&r->clock, r->hdr.boot_to_real_ns, r->hdr.boot_to_mono_ns,
+		       r->hdr.have_boot_id ? r->hdr.boot_id : NULL);
+}
+
+static bool decode_clock(struct record_reader *r, struct cur *c)
+{
+	struct clock_step st;
+
+	st.at_boot_ns = get_u64(c);
+	st.boot_to_real_ns = get_u64(c);
+	st.by_ns = get_u64(c);
+	if (c->short_)
+		return false;
+	wall_clock_add(&r->clock, &st);
+	return true;
+}
+
+const struct wall_clock *record_clock(const struct record_reader *r)
+{
+	return &r->clock;
+}
+
 enum record_status record_next(struct record_reader *r, struct record_item *it)
 {
 	static const char *const names[] = {
 		[RECORD_HEADER] = "header", [RECORD_PATH] = "path", [RECORD_ENTRY] = "entry",
-		[RECORD_FILE] = "file", [RECORD_SUMMARY] = "summary",
+		[RECORD_FILE] = "file", [RECORD_SUMMARY] = "summary", [RECORD_CLOCK] = "clock",
 	};
 	enum record_status st;
 	struct cur c;
@@ -912,6 +972,9 @@ enum record_status record_next(struct record_reader *r, struct record_item *it)
 			/* The previous summary's files are no longer the caller's. */
 			ok = decode_summary(r, &c, it);
 			r->nr_files = 0;
+			break;
+		case RECORD_CLOCK:
+			ok = decode_clock(r, &c);
 			break;
 		case RECORD_HEADER:
 			ok = false;	/* only one, read by record_open() */
@@ -973,6 +1036,13 @@ static int read_preamble(struct record_reader *r)
 			(unsigned long long)r->off);
 		return -1;
 	}
+	/* Since clock steps; an older header ends before. */
+	r->hdr.boot_to_mono_ns = get_u64(&c);
+	r->hdr.have_boot_id = get_u8(&c);
+	get(&c, r->hdr.boot_id, sizeof(r->hdr.boot_id));
+	if (c.short_)
+		r->hdr.have_boot_id = false;
+	reset_clock(r);
 	r->off += FRAME_LEN + c.len;
 	return 0;
 }
@@ -1007,6 +1077,7 @@ int record_rewind(struct record_reader *r)
 		return -1;
 	r->off = PREAMBLE_LEN;
 	r->nr_files = 0;
+	reset_clock(r);
 	if (read_record(r, &type, &c) != RECORD_MORE)
 		return -1;
 	r->off += FRAME_LEN + c.len;

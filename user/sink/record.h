@@ -13,6 +13,7 @@
 #include "sink/sink.h"
 #include "sink/summary.h"
 #include "sys/senders.h"
+#include "sys/wallclock.h"
 
 #define RECORD_MAGIC	"AMPTRACE"	/* 8 bytes, no NUL */
 #define RECORD_VERSION	1
@@ -23,12 +24,15 @@ enum record_type {
 	RECORD_ENTRY = 3,	/* one finished entry, with its ledger costs */
 	RECORD_FILE = 4,	/* the kernel's per-file totals, before the final summary */
 	RECORD_SUMMARY = 5,	/* a checkpoint (every 2 s) or the final summary */
+	RECORD_CLOCK = 6,	/* the wall clock stepped (absorbed by the reader) */
 };
 
 /* Writing. */
 struct recorder;
 /* argc, argv: the command line, kept in the header. */
-struct recorder *recorder_new(const char *path, int argc, char **argv, __s64 boot_to_real_ns);
+/* clock: the tracer's, kept by it; its steps are written as they come. */
+struct recorder *recorder_new(const char *path, int argc, char **argv,
+			      const struct wall_clock *clock);
 int recorder_fd(const struct recorder *r);
 void recorder_entry(struct recorder *r, const struct amp_entry *e, const struct entry_costs *c);
 /* final: the end-of-run summary, with its per-file totals; else a checkpoint. */
@@ -46,6 +50,9 @@ struct record_header {
 	__s64 boot_to_real_ns;
 	__u64 start_boot_ns, start_real_ns;
 	char host[256], kernel[256], cmdline[1024];
+	__s64 boot_to_mono_ns;	/* 0 and no boot id in a record from before */
+	bool have_boot_id;
+	__u8 boot_id[16];
 };
 
 struct record_item {
@@ -75,6 +82,8 @@ const struct record_header *record_header(const struct record_reader *r);
 enum record_status record_next(struct record_reader *r, struct record_item *it);
 const char *record_problem(const struct record_reader *r);	/* "at offset N: ..." */
 __u64 record_offset(const struct record_reader *r);
+/* The recording's wall clock: the header's, with the steps read so far. */
+const struct wall_clock *record_clock(const struct record_reader *r);
 int record_rewind(struct record_reader *r);
 void record_close(struct record_reader *r);
 /* An amp_path_fn (sys/paths.h) over the record's path table (ctx = the reader). */

@@ -49,7 +49,8 @@ struct proc_total {
 struct report {
 	FILE *out;
 	bool json, quiet;
-	__s64 boot_to_real_ns;
+	struct wall_clock own_clock;	/* measured at report_new */
+	const struct wall_clock *clock;	/* own_clock, the tracer's or a record's */
 	amp_path_fn path;	/* path_of() live; a record's own table offline */
 	void *path_ctx;
 	struct proc_total *procs;
@@ -69,7 +70,8 @@ struct report *report_new(FILE *out, bool json, bool quiet)
 	r->out = out;
 	r->json = json;
 	r->quiet = quiet;
-	r->boot_to_real_ns = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_BOOTTIME);
+	wall_clock_start(&r->own_clock);
+	r->clock = &r->own_clock;
 	r->path = path_of_fn;
 	return r;
 }
@@ -80,15 +82,11 @@ void report_set_paths(struct report *r, amp_path_fn fn, void *ctx)
 	r->path_ctx = ctx;
 }
 
-/* Times print as wall-clock time: offline, as the recording machine's. */
-void report_set_clock(struct report *r, __s64 boot_to_real_ns)
+/* Times print as wall-clock time, following the clock's steps: live, the
+ * tracer's clock; offline, the recording machine's. */
+void report_use_clock(struct report *r, const struct wall_clock *c)
 {
-	r->boot_to_real_ns = boot_to_real_ns;
-}
-
-__s64 report_clock(const struct report *r)
-{
-	return r->boot_to_real_ns;
+	r->clock = c;
 }
 
 void report_free(struct report *r)
@@ -123,7 +121,7 @@ static double amplification(__u64 dev, __s64 bytes)
 static void format_time(const struct report *r, __u64 boot_ns, char *buf, size_t len,
 			bool iso)
 {
-	__s64 real = boot_ns + r->boot_to_real_ns;
+	__s64 real = wall_clock_real_ns(r->clock, boot_ns);
 	time_t sec = real / 1000000000LL;
 	struct tm tm;
 	size_t n;
@@ -356,6 +354,39 @@ static bool dev_not_walked(const struct summary_dev *d)
 	return (d->layer == DEV_DM || d->layer == DEV_MD) && !d->st.ios;
 }
 
+/* The run's clock: what explain needs to match entries to the journal by
+ * its monotonic stamps (boot_to_mono_ns, boot_id), and the steps. */
+static struct json_object *clock_json(const struct wall_clock *c)
+{
+	struct json_object *o = json_object_new_object(), *steps = json_object_new_array();
+	char id[33];
+
+	json_object_object_add(o, "boot_to_real_ns", json_object_new_int64(c->boot_to_real_ns));
+	if (c->have_boot) {
+		for (int i = 0; i < 16; i++)
+			snprintf(id + 2 * i, 3, "%02x", c->boot_id[i]);
+		json_object_object_add(o, "boot_to_mono_ns",
+				       json_object_new_int64(c->boot_to_mono_ns));
+		json_object_object_add(o, "boot_id", json_object_new_string(id));
+	}
+	json_object_object_add(o, "steps", json_object_new_uint64(c->nr_steps));
+	if (c->nr_steps)
+		json_object_object_add(o, "largest_step_s",
+				       json_object_new_double(c->largest_ns / 1e9));
+	for (unsigned i = 0; i < wall_clock_nr_kept(c); i++) {
+		const struct clock_step *st = wall_clock_kept(c, i);
+		struct json_object *j = json_object_new_object();
+
+		json_object_object_add(j, "boot_ns", json_object_new_uint64(st->at_boot_ns));
+		json_object_object_add(j, "boot_to_real_ns",
+				       json_object_new_int64(st->boot_to_real_ns));
+		json_object_object_add(j, "by_s", json_object_new_double(st->by_ns / 1e9));
+		json_object_array_add(steps, j);
+	}
+	json_object_object_add(o, "step_list", steps);
+	return o;
+}
+
 static void summary_json(struct report *r, const struct summary *s)
 {
 	json_object *o = json_object_new_object(), *a, *l;
@@ -500,6 +531,8 @@ static void summary_json(struct report *r, const struct summary *s)
 		}
 		json_object_object_add(o, "counters", l);
 	}
+	if (s->clock && (s->clock->have_boot || s->clock->nr_steps))
+		json_object_object_add(o, "clock", clock_json(s->clock));
 	fprintf(r->out, "%s\n", json_object_to_json_string_ext(o,
 		JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
@@ -702,6 +735,10 @@ static void summary_text(struct report *r, const struct summary *s)
 				(unsigned long long)s->missed[i].runs);
 		fprintf(out, "\n");
 	}
+	if (s->clock && s->clock->nr_steps)
+		fprintf(out, "Clock: the wall clock stepped %llu time%s (the largest by %+.3f s); "
+			"entry times follow it\n", (unsigned long long)s->clock->nr_steps,
+			s->clock->nr_steps == 1 ? "" : "s", s->clock->largest_ns / 1e9);
 }
 
 void report_summary(struct report *r, const struct summary *s)

@@ -11,14 +11,15 @@
 #include "sink/sink.h"
 #include "sink/summary.h"
 #include "sys/paths.h"
+#include "sys/wallclock.h"
 
 struct report;
 /* quiet: the summary only.  Paths live (path_of), times by this host's clock. */
 struct report *report_new(FILE *out, bool json, bool quiet);
 /* For rendering a record offline: its paths and its wall clock. */
 void report_set_paths(struct report *r, amp_path_fn fn, void *ctx);
-void report_set_clock(struct report *r, __s64 boot_to_real_ns);
-__s64 report_clock(const struct report *r);	/* CLOCK_REALTIME - CLOCK_BOOTTIME */
+/* The clock entry times are printed on (kept by the caller). */
+void report_use_clock(struct report *r, const struct wall_clock *c);
 void report_entry(struct report *r, const struct amp_entry *e, const struct entry_costs *c);
 void report_summary(struct report *r, const struct summary *s);
 void report_free(struct report *r);

@@ -13,6 +13,7 @@
 #include "amptrace.h"
 #include "ledger/ledger.h"
 #include "sys/devstat.h"
+#include "sys/wallclock.h"
 
 /* What a device row is: a disk's requests are walked; a partition's row
  * is the requests for it (also in its disk's row); a dm or md device takes
@@ -56,6 +57,9 @@ struct summary {
 		__u64 runs;
 	} missed[4];
 	int nr_missed;
+	/* The run's wall clock and its steps (a record's: from its header
+	 * and CLOCK records); NULL: not known. */
+	const struct wall_clock *clock;
 };
 
 #endif /* AMPTRACE_SUMMARY_H */

@@ -92,6 +92,7 @@ struct tracer {
 	const char *sys_hook;	/* which, for the start line */
 	struct bpf_program *enter_prog;	/* on_syscall_enter or its _cast twin */
 	double start, next_sweep, next_stale;
+	struct wall_clock clock;	/* entry times: the report's and the record's */
 };
 
 /* A finished entry, its bill complete: to every sink of this run. */
@@ -598,6 +599,7 @@ static void complete_summary(struct tracer *t, struct summary *s, bool files)
 	s->entries_timed_out = settler_timed_out(t->settler);
 	s->late_records = settler_late(t->settler);
 	s->ringbuf_kb = t->opts->ringbuf_kb;
+	s->clock = &t->clock;
 }
 
 /* Reporting and recording need the run's options; metrics listen early,
@@ -619,11 +621,12 @@ static int open_sinks(struct tracer *t)
 		t->report = report_new(t->out, o->json, o->quiet);
 		if (!t->report)
 			return -1;
+		report_use_clock(t->report, &t->clock);
 		t->sinks[t->nr_sinks++] = report_sink(t->report);
 	}
 	if (o->mode == AMP_MODE_RECORD) {
 		/* The report's clock, so that both print the same times. */
-		t->rec = recorder_new(o->record_path, o->argc, o->argv, report_clock(t->report));
+		t->rec = recorder_new(o->record_path, o->argc, o->argv, &t->clock);
 		if (!t->rec)
 			return -1;
 		t->sinks[t->nr_sinks++] = recorder_sink(t->rec, CHECKPOINT_PERIOD);
@@ -961,6 +964,17 @@ static void own_startup(struct tracer *t)
 		settler_settled(t->settler, &now, false);
 }
 
+/* A step of the wall clock: entries from here on print on the new one
+ * (the record keeps the step); said once per step. */
+static void look_at_clock(struct tracer *t)
+{
+	struct clock_step step;
+
+	if (wall_clock_check(&t->clock, &step))
+		fprintf(stderr, "amptrace: the wall clock stepped by %+.3f s; entry times "
+			"follow it\n", step.by_ns / 1e9);
+}
+
 /* Until a signal, -d, top's count or its q key. */
 static int poll_loop(struct tracer *t)
 {
@@ -973,6 +987,7 @@ static int poll_loop(struct tracer *t)
 	for (int i = 0; i < t->nr_sinks; i++)
 		t->sinks[i].next = t->start + (t->sinks[i].at_start ? 0 : t->sinks[i].period);
 	while (!stop_requested) {
+		look_at_clock(t);	/* before the entries it may concern */
 		err = ring_buffer__poll(t->rb, 100);
 		if (err < 0 && err != -EINTR) {
 			amp_err("ring buffer poll failed: %s", strerror(-err));
@@ -1006,6 +1021,7 @@ int trace_run(const struct trace_opts *o)
 		return -1;
 	if (preset_resolve(o->preset, &target, &sys, &nr_sys))
 		return -1;
+	wall_clock_start(&t.clock);
 	if (open_sinks(&t))
 		goto cleanup;
 	/* Before any program is loaded: what the traced processes had dirty. */
