@@ -10,6 +10,6 @@ set -euo pipefail
 need_root
 qemu_need_accel
 # With them, the stacked storage (partitions, LVM, LUKS, RAID1; ~18 min
-# emulated), compare --stack over them (~1.5 min), and the clock stepped
-# under a trace (t69: it steps the machine's clock, so only in a guest).
-qemu_core_tests "Debian 12's 6.1 kernel" t42 t43 t69
+# emulated), compare --stack over them (~1.5 min), and faults that would
+# disturb the host: a CPU taken offline (t62) and the clock stepped (t69).
+qemu_core_tests "Debian 12's 6.1 kernel" t42 t43 t62 t69
