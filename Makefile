@@ -45,7 +45,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all clean deps test test-stacks test-asan demo bench fuzz FORCE install uninstall deb
+.PHONY: all clean deps test test-stacks test-journald-next test-asan demo bench fuzz FORCE install uninstall deb
 
 all: $(BIN) $(TEST_BINS)
 
@@ -108,6 +108,12 @@ test-stacks: all
 	AMPTRACE_QEMU_SUITE=trixie AMPTRACE_QEMU_TIMEOUT=1700 \
 		scripts/qemu-kernel-test.sh t42_stacked_storage
 	AMP_T97_CASES=lvmluks tests/run.sh t97
+
+# The journald tests against Debian testing's journald (forky: 262 in
+# November 2026), in a chroot like 257's; the tree is made once and cached.
+test-journald-next: all
+	AMP_JOURNALD=forky tests/run.sh t30_journald t31_senders t35_fs_overhead \
+		t70_journal_reader t71_explain
 
 # The loader and the test writers with ASan+UBSan, run through the same
 # tests (TESTS="t20_synth_pages.sh ..." for a subset).

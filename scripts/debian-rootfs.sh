@@ -58,7 +58,12 @@ rm -rf "$dir"
 log=$cache/$name.debootstrap.log
 include=systemd${extra:+,$extra}
 say "making $dir (debootstrap --variant=minbase --include=$include $suite, ~1 min)"
-if ! debootstrap --variant=minbase --include="$include" "$suite" "$dir" "$mirror" >"$log" 2>&1; then
+# A suite newer than this debootstrap knows (Debian 14, forky) is made as
+# sid is.
+script=()
+[[ -e /usr/share/debootstrap/scripts/$suite ]] || script=(/usr/share/debootstrap/scripts/sid)
+if ! debootstrap --variant=minbase --include="$include" "$suite" "$dir" "$mirror" "${script[@]}" \
+        >"$log" 2>&1; then
     tail -n 20 "$log" >&2
     rm -rf "$dir"
     say "debootstrap $suite failed (log: $log)"

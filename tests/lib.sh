@@ -422,7 +422,9 @@ prog_ids_of() { cat /proc/"$1"/fdinfo/* 2>/dev/null | sed -n 's/^prog_id:[[:spac
 #   257  Debian 13's, in a chroot on a debootstrap tree cached by
 #        scripts/debian-rootfs.sh, under an overlay of the test's own (so the
 #        cache never changes), with /proc, /sys (--rbind: 257 refuses to
-#        start without it), /dev and a private /run.
+#        start without it), /dev and a private /run;
+#   forky  Debian 14's (testing), the same way: the newest journald Debian
+#        has (`make test-journald-next`).
 # use_journald sets JOURNALD_ROOT ('' for the host's), JOURNAL_DIR (the
 # host path of its /var/log/journal: mount the test's loop fs there) and
 # JOURNALD_SOCK; journald 257 also turns kernel audit on by default, so
@@ -451,7 +453,11 @@ use_journald() {
             _journald_chroot trixie
             AMP_JOURNALD_CONF=${AMP_JOURNALD_CONF-$AMP_JOURNALD_257_CONF}
             ;;
-        *) _log "use_journald: AMP_JOURNALD=$AMP_JOURNALD (want 252 or 257)"; return 2 ;;
+        forky)
+            _journald_chroot forky
+            AMP_JOURNALD_CONF=${AMP_JOURNALD_CONF-$AMP_JOURNALD_257_CONF}
+            ;;
+        *) _log "use_journald: AMP_JOURNALD=$AMP_JOURNALD (want 252, 257 or forky)"; return 2 ;;
     esac
     _log "use_journald: journald $JOURNALD_VERSION${JOURNALD_ROOT:+ in chroot $JOURNALD_ROOT${AMP_JOURNALD_CONF:+, journald.conf: $AMP_JOURNALD_CONF}}"
 }
