@@ -118,9 +118,9 @@ samples = {}
 for line in open(prom):
     if line.startswith("#"):
         continue
-    m = re.match(r'(\w+)\{(.*)\} (\d+(?:\.\d+)?)$', line.strip())
+    m = re.match(r'(\w+)(?:\{(.*)\})? (\d+(?:\.\d+)?)$', line.strip())
     assert m, f"unparsable sample: {line!r}"
-    labels = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(2)))
+    labels = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(2) or ""))
     # io_share counters are fractions; the rest whole numbers
     v = float(m.group(3)) if "." in m.group(3) else int(m.group(3))
     samples[(m.group(1), tuple(sorted(labels.items())))] = v
@@ -144,6 +144,7 @@ checks.append(("amptrace_device_stat_written_bytes_total", {"device": dev}, d["c
 checks.append(("amptrace_device_ios_total", {"device": dev}, d["ios"]))
 for kind, v in summary["losses"].items():
     checks.append(("amptrace_losses_total", {"kind": kind}, v))
+checks.append(("amptrace_clock_steps_total", {}, summary["clock"]["steps"]))
 for name, labels, want in checks:
     got = get(name, **labels)
     assert got == want, f"{name}{labels} = {got}, the summary says {want}"
