@@ -104,7 +104,8 @@ test: all
 test-stacks: all
 	AMPTRACE_QEMU_TESTS=t42 tests/run.sh t95 t96
 	AMP_T43_FS=ext4,xfs AMP_T43_STACKS=plain,lvm,crypt,raid1,lvm+crypt \
-		AMP_T43_TARGETS=journald,append scripts/qemu-kernel-test.sh t43_compare_stack
+		AMP_T43_TARGETS=journald,append AMPTRACE_QEMU_TIMEOUT=1700 \
+		scripts/qemu-kernel-test.sh t43_compare_stack
 	AMPTRACE_QEMU_SUITE=trixie AMPTRACE_QEMU_TIMEOUT=1700 \
 		scripts/qemu-kernel-test.sh t42_stacked_storage
 	AMP_T97_CASES=lvmluks tests/run.sh t97
