@@ -374,11 +374,10 @@ int cmd_report(int argc, char **argv)
 		c.sink = xtrace_sink(&c.trace, record_clock(rr), record_path, rr);
 	} else {
 		setvbuf(stdout, NULL, _IOLBF, 0);
-		rep = report_new(stdout, o.json, o.quiet);
+		rep = report_new(stdout, o.json, o.quiet, record_clock(rr));
 		if (!rep)
 			goto cleanup;
 		report_set_paths(rep, record_path, rr);
-		report_use_clock(rep, record_clock(rr));
 		c.sink = report_sink(rep);
 	}
 	if (render(rr, &c)) {

@@ -49,8 +49,7 @@ struct proc_total {
 struct report {
 	FILE *out;
 	bool json, quiet;
-	struct wall_clock own_clock;	/* measured at report_new */
-	const struct wall_clock *clock;	/* own_clock, the tracer's or a record's */
+	const struct wall_clock *clock;	/* the tracer's, or a record's */
 	amp_path_fn path;	/* path_of() live; a record's own table offline */
 	void *path_ctx;
 	struct proc_total *procs;
@@ -61,7 +60,7 @@ struct report {
 	bool sender_column;	/* the table has one: its first entry had a sender */
 };
 
-struct report *report_new(FILE *out, bool json, bool quiet)
+struct report *report_new(FILE *out, bool json, bool quiet, const struct wall_clock *clock)
 {
 	struct report *r = calloc(1, sizeof(*r));
 
@@ -70,8 +69,7 @@ struct report *report_new(FILE *out, bool json, bool quiet)
 	r->out = out;
 	r->json = json;
 	r->quiet = quiet;
-	wall_clock_start(&r->own_clock);
-	r->clock = &r->own_clock;
+	r->clock = clock;
 	r->path = path_of_fn;
 	return r;
 }
@@ -80,13 +78,6 @@ void report_set_paths(struct report *r, amp_path_fn fn, void *ctx)
 {
 	r->path = fn;
 	r->path_ctx = ctx;
-}
-
-/* Times print as wall-clock time, following the clock's steps: live, the
- * tracer's clock; offline, the recording machine's. */
-void report_use_clock(struct report *r, const struct wall_clock *c)
-{
-	r->clock = c;
 }
 
 void report_free(struct report *r)

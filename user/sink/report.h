@@ -14,12 +14,12 @@
 #include "sys/wallclock.h"
 
 struct report;
-/* quiet: the summary only.  Paths live (path_of), times by this host's clock. */
-struct report *report_new(FILE *out, bool json, bool quiet);
-/* For rendering a record offline: its paths and its wall clock. */
+/* quiet: the summary only.  Paths live (path_of).  Times print on clock,
+ * following its steps (kept by the caller: live, the tracer's; offline,
+ * the record's). */
+struct report *report_new(FILE *out, bool json, bool quiet, const struct wall_clock *clock);
+/* For rendering a record offline: its paths. */
 void report_set_paths(struct report *r, amp_path_fn fn, void *ctx);
-/* The clock entry times are printed on (kept by the caller). */
-void report_use_clock(struct report *r, const struct wall_clock *c);
 void report_entry(struct report *r, const struct amp_entry *e, const struct entry_costs *c);
 void report_summary(struct report *r, const struct summary *s);
 void report_free(struct report *r);

@@ -618,10 +618,9 @@ static int open_sinks(struct tracer *t)
 			}
 		}
 		setvbuf(t->out, NULL, _IOLBF, 0);
-		t->report = report_new(t->out, o->json, o->quiet);
+		t->report = report_new(t->out, o->json, o->quiet, &t->clock);
 		if (!t->report)
 			return -1;
-		report_use_clock(t->report, &t->clock);
 		t->sinks[t->nr_sinks++] = report_sink(t->report);
 	}
 	if (o->mode == AMP_MODE_RECORD) {
