@@ -430,6 +430,16 @@ static __always_inline __u32 clamp_to_folio(__u32 chunk, __u32 npages, __u64 sub
 	return sub < npages && chunk > left ? left : chunk;
 }
 
+/* Who a hashed owner's bytes are charged to. */
+static __always_inline void charge_to_hashed(struct folio_charge *c,
+					     const struct amp_page_owner *o)
+{
+	c->entry_id = o->entry_id;
+	c->settle_slot = o->settle_slot;
+	c->run = o->run;
+	c->kind = o->kind;
+}
+
 /* Bytes of a folio whose owner o is in a hash (owners: page_owners, or
  * startup_pages), as folio_written: atomics on the value instead of the
  * busy bit.  True when the whole folio is out and this deleted it. */
@@ -443,10 +453,7 @@ static __always_inline bool hashed_owner_written(void *owners, struct amp_page_k
 
 	*chunk = bytes;
 	o->copies = copies;
-	c->entry_id = o->entry_id;
-	c->settle_slot = o->settle_slot;
-	c->run = o->run;
-	c->kind = o->kind;
+	charge_to_hashed(c, o);
 	c->settles = copies > 1 ? before < whole && before + bytes >= whole : before == 0;
 	return before + bytes >= whole && !bpf_map_delete_elem(owners, key);
 }
@@ -604,10 +611,7 @@ static __always_inline bool folio_written(struct amp_page_key *key, const struct
 		/* A leg's copy, as leg_copy_written: added once charged. */
 		*chunk = clamp_to_folio(*chunk, o->npages, sub, in_page);
 		o->copies = copies;
-		c->entry_id = o->entry_id;
-		c->settle_slot = o->settle_slot;
-		c->run = o->run;
-		c->kind = o->kind;
+		charge_to_hashed(c, o);
 		c->settles = false;
 		c->leg = true;
 		c->hashed = true;
