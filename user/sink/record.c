@@ -260,17 +260,15 @@ static void command_line(int argc, char **argv, char *buf, size_t size)
 		n += snprintf(buf + n, size - n, "%s%s", i ? " " : "amptrace ", argv[i]);
 }
 
-/* The clock's steps since the last ENTRY or SUMMARY (the latest kept, if
- * more came meanwhile than it keeps). */
+/* The clock's steps since the last ENTRY or SUMMARY (those it still
+ * keeps, if more came meanwhile). */
 static void write_clock_steps(struct recorder *r)
 {
-	const struct wall_clock *c = r->clock;
+	for (; r->steps_written < r->clock->nr_steps; r->steps_written++) {
+		const struct clock_step *st = wall_clock_step(r->clock, r->steps_written);
 
-	if (c->nr_steps - r->steps_written > WALL_CLOCK_KEPT)
-		r->steps_written = c->nr_steps - WALL_CLOCK_KEPT;
-	for (; r->steps_written < c->nr_steps; r->steps_written++) {
-		const struct clock_step *st = &c->kept[r->steps_written % WALL_CLOCK_KEPT];
-
+		if (!st)
+			continue;
 		put_u64(&r->payload, st->at_boot_ns);
 		put_u64(&r->payload, st->boot_to_real_ns);
 		put_u64(&r->payload, st->by_ns);

@@ -96,11 +96,16 @@ unsigned wall_clock_nr_kept(const struct wall_clock *c)
 	return c->nr_steps < WALL_CLOCK_KEPT ? c->nr_steps : WALL_CLOCK_KEPT;
 }
 
+const struct clock_step *wall_clock_step(const struct wall_clock *c, __u64 n)
+{
+	if (n >= c->nr_steps || c->nr_steps - n > WALL_CLOCK_KEPT)
+		return NULL;
+	return &c->kept[n % WALL_CLOCK_KEPT];
+}
+
 const struct clock_step *wall_clock_kept(const struct wall_clock *c, unsigned i)
 {
-	__u64 first = c->nr_steps - wall_clock_nr_kept(c);
-
-	return &c->kept[(first + i) % WALL_CLOCK_KEPT];
+	return wall_clock_step(c, c->nr_steps - wall_clock_nr_kept(c) + i);
 }
 
 __s64 wall_clock_real_ns(const struct wall_clock *c, __u64 boot_ns)

@@ -48,6 +48,8 @@ bool wall_clock_check(struct wall_clock *c, struct clock_step *step);
 void wall_clock_add(struct wall_clock *c, const struct clock_step *step);
 /* The wall-clock time (ns since the epoch) of boot time boot_ns. */
 __s64 wall_clock_real_ns(const struct wall_clock *c, __u64 boot_ns);
+/* Step n of the run (0: the first), or NULL if no longer kept. */
+const struct clock_step *wall_clock_step(const struct wall_clock *c, __u64 n);
 /* The i-th kept step, oldest first (i < wall_clock_nr_kept()). */
 unsigned wall_clock_nr_kept(const struct wall_clock *c);
 const struct clock_step *wall_clock_kept(const struct wall_clock *c, unsigned i);
