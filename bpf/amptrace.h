@@ -77,12 +77,17 @@ enum amp_class {
 	AMP_CLASS_JOURNAL = 2,	/* submitted by the fs journal thread (jbd2) */
 	AMP_CLASS_OTHER = 3,	/* untraced writers since the start, direct I/O, unwalked */
 	AMP_CLASS_BEFORE_START = 4,	/* file pages dirtied before tracing started */
-	AMP_NR_CLASSES = 5,
+	AMP_CLASS_FAILED = 5,	/* writes the device or a dm/md layer failed: the
+				 * counter counts them, the disk holds none of it */
+	AMP_NR_CLASSES = 6,
 };
 
-/* An entry's own device bytes: data and metadata (journal and other are
- * unused slots, kept for the record format). */
+/* An entry's own device bytes: data and metadata, and in the slot that
+ * would be journal's (an entry has none of its own) the bytes of its
+ * folios whose write failed; other's slot is unused, kept for the record
+ * format. */
 #define AMP_ENTRY_CLASSES 4
+#define AMP_ENTRY_FAILED_SLOT 2
 
 /* Kind of a dirtied page, as recorded in an entry's scatter list. */
 enum amp_page_kind {
@@ -177,6 +182,7 @@ struct amp_settle {
 	__u64 runs_written;	/* bit i: runs[i] had its first device bytes */
 	__u32 ios;		/* requests that carried its pages */
 	__u32 folios_written;
+	__u64 failed_bytes;	/* of its folios, in writes that failed (not in dev_bytes) */
 };
 
 /*

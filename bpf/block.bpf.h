@@ -5,7 +5,9 @@
  * request's bios and bvecs page by page, find each page's file and index,
  * and charge the bytes to the entry that dirtied that folio.  Bytes no
  * entry owns go to the metadata, journal or other class, so the classes
- * always sum to what the device counted.
+ * always sum to what the device counted.  A write that failed (the
+ * request's error, or a dm or md device's own bio: on_bio_failed) is all
+ * class failed, and its folios' owners settle with it as failed bytes.
  */
 #ifndef AMPTRACE_BLOCK_BPF_H
 #define AMPTRACE_BLOCK_BPF_H
@@ -116,6 +118,7 @@ struct walk {
 	__u32 bio_left;		/* bytes left in the current bio */
 	__u32 rq_left;		/* bytes left in the request */
 	bool bio_walkable;	/* REQ_OP_WRITE: pages to look at */
+	bool failed;		/* a failed write: all its bytes are class failed */
 	bool bio_jbd2;		/* fs journal: jbd2 thread's, or an xfs log write */
 	bool bio_meta;
 	/* An fs_bios bio: the transaction it belongs to ({0, 0} if none).
@@ -182,14 +185,21 @@ static __always_inline void add_class(struct amp_dev_stats *ds, struct walk_acc 
 	}
 }
 
+/* The class of a walk's bytes: a failed write's are all failed. */
+static __always_inline int walk_class(const struct walk *w, int cls)
+{
+	return w->failed ? AMP_CLASS_FAILED : cls;
+}
+
 /* Unowned bytes: their class, and the transaction of a fs_bios bio. */
 static __always_inline void charge_class(struct walk *w, struct amp_dev_stats *ds,
 					 struct walk_acc *acc, int cls, __u32 bytes)
 {
-	add_class(ds, acc, cls, bytes);
+	add_class(ds, acc, walk_class(w, cls), bytes);
 	/* Journal blocks of a known commit, or metadata a transaction wrote
-	 * in place: that transaction's cost. */
-	if (w->fb.txn.dev && cls == (w->fb.meta ? AMP_CLASS_METADATA : AMP_CLASS_JOURNAL))
+	 * in place: that transaction's cost (a failed write is nobody's). */
+	if (w->fb.txn.dev && !w->failed &&
+	    cls == (w->fb.meta ? AMP_CLASS_METADATA : AMP_CLASS_JOURNAL))
 		fs_bio_bytes(w->dev, &w->fb, bytes);
 }
 
@@ -205,19 +215,24 @@ static __always_inline void charge_owner(struct walk *w, struct amp_dev_stats *d
 	struct amp_file_stats *fs;
 	struct amp_settle *s;
 
-	add_class(ds, acc, cls, bytes);
-	fs = bpf_map_lookup_elem(&files, &fk);
+	add_class(ds, acc, walk_class(w, cls), bytes);
+	fs = w->failed ? NULL : bpf_map_lookup_elem(&files, &fk);
 	if (fs)
 		__sync_fetch_and_add(&fs->dev_bytes, bytes);
 
 	s = settle_lookup(c->settle_slot, c->entry_id);
 	if (s) {
-		__sync_fetch_and_add(&ds->charged_bytes, bytes);
-		if (acc)
-			acc->charged += bytes;
-		if (cls == AMP_CLASS_METADATA)
-			__sync_fetch_and_add(&ds->meta_owned, bytes);
-		__sync_fetch_and_add(&s->dev_bytes[cls & 1], bytes);
+		if (w->failed) {
+			/* Sent, never stored: the entry's, not as written. */
+			__sync_fetch_and_add(&s->failed_bytes, bytes);
+		} else {
+			__sync_fetch_and_add(&ds->charged_bytes, bytes);
+			if (acc)
+				acc->charged += bytes;
+			if (cls == AMP_CLASS_METADATA)
+				__sync_fetch_and_add(&ds->meta_owned, bytes);
+			__sync_fetch_and_add(&s->dev_bytes[cls & 1], bytes);
+		}
 		if (w->last_entry != c->entry_id) {
 			__sync_fetch_and_add(&s->ios, 1);
 			w->last_entry = c->entry_id;
@@ -335,7 +350,7 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 				     WALK_FIELD(cast, struct super_block, sb, s_magic));
 		key->ino = WALK_FIELD(cast, struct inode, host, i_ino);
 		key->index = folio_index(folio, cast);
-		if (btrfs_cause &&
+		if (btrfs_cause && !w->failed &&
 		    btrfs_btree_page(w->dev, key->ino, (__u64)sb, (__u64)folio,
 				     chunk < page_size - in_page ? chunk : page_size - in_page)) {
 			if (chunk > page_size - in_page)
@@ -375,7 +390,7 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 					     io.copies);
 
 		if (filed) {
-			add_class(ds, acc, cls, chunk);
+			add_class(ds, acc, walk_class(w, cls), chunk);
 			/* An entry that dirtied it during this write owns it now. */
 			if (filed == 2)
 				txn_next_owner_take(&io);
@@ -481,15 +496,18 @@ static __noinline void walk_acc_start(struct walk_acc *acc, struct request *rq, 
 	if (!acc)
 		return;
 	__builtin_memset(acc, 0, sizeof(*acc));
-	if (part_dev && part_dev != dev)
+	acc->part_layer = part_dev && part_dev != dev;
+	if (acc->part_layer)
 		layer_add(&acc->layers, part_dev, BPF_CORE_READ(part, bd_device.kobj.name), 1);
 }
 
 /* The request's classes to each of its layers' rows, as each layer's own
  * counter counts the request (a partition's, rq->part) or the bio it came
  * as (a dm or md device's: above a RAID1, each leg's request is one copy
- * of that bio, and brings its share). */
-static __noinline void layers_charge(const struct walk_acc *acc)
+ * of that bio, and brings its share).  A failed request goes to its
+ * partition only: the dm and md devices above count the bio that failed
+ * with it, and on_bio_failed charges each of them. */
+static __noinline void layers_charge(const struct walk_acc *acc, bool failed)
 {
 	const struct layers *l = &acc->layers;
 
@@ -498,7 +516,7 @@ static __noinline void layers_charge(const struct walk_acc *acc)
 		struct amp_dev_stats *row;
 		__u64 share;
 
-		if (i >= l->nr)
+		if (i >= l->nr || (failed && (i || !acc->part_layer)))
 			break;
 		row = dev_row(l->dev[i], (const char *)l->name[i], true);
 		share = l->share[i] > 1 ? l->share[i] : 1;
@@ -514,7 +532,8 @@ static __noinline void layers_charge(const struct walk_acc *acc)
 }
 
 static __always_inline int request_done(struct request *rq, unsigned int nr_bytes,
-					const bool have_bpf_loop, const bool cast)
+					blk_status_t error, const bool have_bpf_loop,
+					const bool cast)
 {
 	struct gendisk *disk = request_disk(rq);
 	struct amp_dev_stats *ds;
@@ -544,6 +563,7 @@ static __always_inline int request_done(struct request *rq, unsigned int nr_byte
 		w.acc = acc;
 	}
 	__sync_fetch_and_add(&ds->ios, 1);
+	w.failed = error != 0;
 	w.ds = ds;	/* for bpf_loop's callback */
 	w.dev = dev;	/* for walk_step_global(), which looks it up again */
 
@@ -565,7 +585,7 @@ static __always_inline int request_done(struct request *rq, unsigned int nr_byte
 		charge_class(&w, ds, acc, AMP_CLASS_OTHER, w.rq_left);
 	}
 	if (acc)
-		layers_charge(acc);
+		layers_charge(acc, w.failed);
 	/* On a dm or md stack, xfs tagged the bio that came to the stack (one
 	 * per request: a FUA commit record is not merged with others). */
 	if (xfs_traced)
@@ -578,7 +598,7 @@ SEC("tp_btf/block_rq_complete")
 int BPF_PROG(on_rq_complete, struct request *rq, blk_status_t error,
 	     unsigned int nr_bytes)
 {
-	return request_done(rq, nr_bytes, true, false);
+	return request_done(rq, nr_bytes, error, true, false);
 }
 
 /* The same with typed loads where the kernel has bpf_rdonly_cast (6.2+):
@@ -587,7 +607,7 @@ SEC("tp_btf/block_rq_complete")
 int BPF_PROG(on_rq_complete_cast, struct request *rq, blk_status_t error,
 	     unsigned int nr_bytes)
 {
-	return request_done(rq, nr_bytes, true, true);
+	return request_done(rq, nr_bytes, error, true, true);
 }
 
 /* The same, for kernels without bpf_loop; the loader loads one of the three. */
@@ -595,7 +615,70 @@ SEC("tp_btf/block_rq_complete")
 int BPF_PROG(on_rq_complete_bounded, struct request *rq, blk_status_t error,
 	     unsigned int nr_bytes)
 {
-	return request_done(rq, nr_bytes, false, false);
+	return request_done(rq, nr_bytes, error, false, false);
+}
+
+/*
+ * A write a dm or md device failed.  Its counter counts the bio at its
+ * end, failed or not, but no request below carried its bytes, or one that
+ * failed with them (whose bytes went to the disk's row and its partition
+ * only: layers_charge).  The bio's bytes are this device's class failed;
+ * its folios' owners that no request below walked settle with them as
+ * failed bytes (walk: false where there is no bpf_loop, before 5.17: the
+ * owners are then reported unsettled at the end).  Loaded only where the
+ * traced stack has a dm or md device.
+ */
+static __always_inline int bio_failed(struct bio *bio, const bool walk)
+{
+	struct block_device *bdev = BPF_CORE_READ(bio, bi_bdev);
+	struct gendisk *disk = BPF_CORE_READ(bdev, bd_disk);
+	struct amp_dev_stats *ds, *whole_ds;
+	struct walk w = {};
+	__u32 dev, whole;
+
+	if (!BPF_CORE_READ(bio, bi_status) || !disk ||
+	    !op_counts_as_write(BPF_CORE_READ(bio, bi_opf) & AMP_REQ_OP_MASK))
+		return 0;
+	/* A request-based disk's failure was its request's (request_done). */
+	if (!BPF_CORE_READ(disk, fops, submit_bio))
+		return 0;
+	whole = (BPF_CORE_READ(disk, major) << 20) | BPF_CORE_READ(disk, first_minor);
+	dev = BPF_CORE_READ(bdev, bd_dev);
+	if (!disk_is_target(whole) && !disk_is_target(dev))
+		return 0;
+	ds = dev_row(dev, BPF_CORE_READ(bdev, bd_device.kobj.name), true);
+	if (!ds)
+		return 0;
+	__sync_fetch_and_add(&ds->ios, 1);
+	w.failed = true;
+	w.ds = ds;
+	w.dev = dev;
+	w.rq_left = BPF_CORE_READ(bio, bi_iter.bi_size);
+	/* A partition of a dm or md device (md0p1): the whole one counts it too. */
+	if (dev != whole && (whole_ds = dev_row(whole, disk->disk_name, true))) {
+		__sync_fetch_and_add(&whole_ds->ios, 1);
+		__sync_fetch_and_add(&whole_ds->bytes[AMP_CLASS_FAILED], w.rq_left);
+	}
+	if (walk) {
+		walk_load_bio(&w, NULL, bio, false);
+		bpf_loop(walk_max_steps, walk_step, &w, 0);
+	}
+	if (w.rq_left)
+		charge_class(&w, ds, NULL, AMP_CLASS_OTHER, w.rq_left);
+	return 0;
+}
+
+SEC("tp_btf/block_bio_complete")
+int BPF_PROG(on_bio_failed, struct request_queue *q, struct bio *bio)
+{
+	return bio_failed(bio, true);
+}
+
+/* The same, without the walk, for kernels without bpf_loop. */
+SEC("tp_btf/block_bio_complete")
+int BPF_PROG(on_bio_failed_nowalk, struct request_queue *q, struct bio *bio)
+{
+	return bio_failed(bio, false);
 }
 
 #endif /* AMPTRACE_BLOCK_BPF_H */

@@ -123,6 +123,7 @@ static __always_inline bool entry_settle(struct amp_thread *t)
 		s->closed_ns = 0;
 		s->dev_bytes[0] = 0;
 		s->dev_bytes[1] = 0;
+		s->failed_bytes = 0;
 		s->runs_written = 0;
 		s->ios = 0;
 		s->folios_written = 0;

@@ -56,6 +56,7 @@ struct walk_acc {
 	__u64 bytes[AMP_NR_CLASSES];
 	__u64 charged;
 	struct layers layers;	/* its partition, its first bio's dm devices */
+	bool part_layer;	/* layers[0] is its partition (rq->part) */
 	bool first_bio_seen;
 	/* A dm-crypt write's plaintext, for the bio dm_origin() was given:
 	 * where its bvecs are (plain_vecs 0: none). */

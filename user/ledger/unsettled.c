@@ -128,6 +128,7 @@ static void settle_into(struct amp_entry *e, const struct amp_settle *s)
 {
 	e->dev_bytes[AMP_CLASS_DATA] = s->dev_bytes[0];
 	e->dev_bytes[AMP_CLASS_METADATA] = s->dev_bytes[1];
+	e->dev_bytes[AMP_ENTRY_FAILED_SLOT] = s->failed_bytes;
 	e->ios = s->ios;
 	e->folios_written = s->folios_written;
 	e->outstanding = s->outstanding;

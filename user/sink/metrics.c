@@ -74,7 +74,7 @@ struct metrics {
 };
 
 static const char *const class_names[AMP_NR_CLASSES] = {
-	"data", "metadata", "journal", "other", "before_start",
+	"data", "metadata", "journal", "other", "before_start", "failed",
 };
 
 /* Loss counters by name, in struct amp_stats order (NULL: not a loss). */

@@ -59,7 +59,10 @@
  *              knows); then (since stacked storage; with a partition, dm
  *              or md row only) u16 RECORD_LAYERS_TAG, u16 nr_devs +
  *              nr_devs x {u8 layer (enum dev_layer), u32 a partition's
- *              disk}: older readers stop before it (the tag is no nr_devs)
+ *              disk}: older readers stop before it (the tag is no nr_devs);
+ *              then (since the failed class; where a write failed only)
+ *              u16 RECORD_FAILED_TAG, u16 nr_devs + nr_devs x u64 bytes
+ *              of class failed
  *              A checkpoint (final = 0, no files) every 2 s; the final one last.
  *   6 CLOCK    u64 at_boot_ns, s64 boot_to_real_ns, s64 by_ns: the wall
  *              clock stepped; entries from at_boot_ns on print on the new
@@ -458,6 +461,8 @@ static void put_trees(struct buf *b, const struct summary *s)
 /* Marks the layers section: never a device count (a summary has far
  * fewer rows), so a reader that expects the btrfs trees there stops. */
 #define RECORD_LAYERS_TAG 0xa5e1
+/* Marks the failed writes' section (class failed), after the layers'. */
+#define RECORD_FAILED_TAG 0xfa11
 
 /* n per-tree counts, the first AMP_BTRFS_TREES kept (a later version may
  * know more trees). */
@@ -529,6 +534,15 @@ void recorder_summary(struct recorder *r, const struct summary *s, bool final)
 				put_u8(b, s->devs[k].layer);
 				put_u32(b, s->devs[k].disk);
 			}
+			break;
+		}
+	/* Only where a write failed, likewise. */
+	for (int i = 0; i < s->nr_devs; i++)
+		if (s->devs[i].st.bytes[AMP_CLASS_FAILED]) {
+			put_u16(b, RECORD_FAILED_TAG);
+			put_u16(b, s->nr_devs);
+			for (int k = 0; k < s->nr_devs; k++)
+				put_u64(b, s->devs[k].st.bytes[AMP_CLASS_FAILED]);
 			break;
 		}
 	emit(r, RECORD_SUMMARY);
@@ -896,14 +910,23 @@ static bool decode_summary(struct record_reader *r, struct cur *c, struct record
 		c->pos = pos;
 	}
 	/* Written since stacked storage, with a partition, dm or md row only. */
+	pos = c->pos;
 	if (!c->short_ && c->pos + 4 <= c->len && get_u16(c) == RECORD_LAYERS_TAG &&
-	    get_u16(c) == n)
+	    get_u16(c) == n) {
 		for (__u16 i = 0; i < n; i++) {
 			__u8 layer = get_u8(c);
 
 			r->devs[i].layer = layer <= DEV_MD ? layer : DEV_DISK;
 			r->devs[i].disk = get_u32(c);
 		}
+	} else {
+		c->pos = pos;
+	}
+	/* Written since the failed class, where a write failed only. */
+	if (!c->short_ && c->pos + 4 <= c->len && get_u16(c) == RECORD_FAILED_TAG &&
+	    get_u16(c) == n)
+		for (__u16 i = 0; i < n; i++)
+			r->devs[i].st.bytes[AMP_CLASS_FAILED] = get_u64(c);
 	if (c->short_ || nr_files != (__u32)r->nr_files)
 		return false;
 	s->devs = r->devs;

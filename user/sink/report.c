@@ -19,7 +19,7 @@
 #define SCATTER_SHOWN 12	/* folio runs printed per entry in the table */
 
 static const char *class_names[AMP_NR_CLASSES] = {
-	"data", "metadata", "journal", "other", "before_start",
+	"data", "metadata", "journal", "other", "before_start", "failed",
 };
 
 static __u64 btrfs_tree_sum(const struct amp_dev_stats *st)
@@ -56,6 +56,8 @@ struct report {
 	size_t nr_procs, cap_procs;
 	struct by_sender senders;	/* empty for a record from before senders */
 	__u64 entries, unsettled;
+	/* Entries some of whose folios' writes failed, and those bytes. */
+	__u64 entries_failed_writes, failed_write_bytes;
 	bool header_done;
 	bool sender_column;	/* the table has one: its first entry had a sender */
 };
@@ -170,6 +172,10 @@ static void entry_json(struct report *r, const struct amp_entry *e, const struct
 		json_object_object_add(db, bill_names[k], json_object_new_uint64(b.cost[k]));
 	json_object_object_add(o, "dev_bytes", db);
 	json_object_object_add(o, "dev_bytes_total", json_object_new_uint64(b.total));
+	/* Only where a write failed: other entries' lines stay as they were. */
+	if (e->dev_bytes[AMP_ENTRY_FAILED_SLOT])
+		json_object_object_add(o, "failed_write_bytes",
+			json_object_new_uint64(e->dev_bytes[AMP_ENTRY_FAILED_SLOT]));
 	/* Only on btrfs: other entries' lines stay as they were. */
 	if (btrfs_trees_sum(c->btrfs_tree, AMP_BTRFS_TREES))
 		json_object_object_add(o, "btrfs_trees", btrfs_trees_json(c->btrfs_tree));
@@ -289,6 +295,10 @@ void report_entry(struct report *r, const struct amp_entry *e, const struct entr
 	r->entries++;
 	if (!entry_settled(e))
 		r->unsettled++;
+	if (e->dev_bytes[AMP_ENTRY_FAILED_SLOT]) {
+		r->entries_failed_writes++;
+		r->failed_write_bytes += e->dev_bytes[AMP_ENTRY_FAILED_SLOT];
+	}
 	if (p) {
 		p->entries++;
 		p->bytes += e->bytes > 0 ? e->bytes : 0;
@@ -378,6 +388,17 @@ static struct json_object *clock_json(const struct wall_clock *c)
 	return o;
 }
 
+/* Failed writes over the disks (a layer's are the same bytes again). */
+static __u64 failed_total(const struct summary *s)
+{
+	__u64 all = 0;
+
+	for (int i = 0; i < s->nr_devs; i++)
+		if (s->devs[i].layer == DEV_DISK)
+			all += s->devs[i].st.bytes[AMP_CLASS_FAILED];
+	return all;
+}
+
 static void summary_json(struct report *r, const struct summary *s)
 {
 	json_object *o = json_object_new_object(), *a, *l;
@@ -387,6 +408,9 @@ static void summary_json(struct report *r, const struct summary *s)
 	json_object_object_add(o, "duration_s", json_object_new_double(s->duration_s));
 	json_object_object_add(o, "entries", json_object_new_uint64(r->entries));
 	json_object_object_add(o, "entries_unsettled", json_object_new_uint64(r->unsettled));
+	json_object_object_add(o, "entries_with_failed_writes",
+			       json_object_new_uint64(r->entries_failed_writes));
+	json_object_object_add(o, "failed_write_bytes", json_object_new_uint64(r->failed_write_bytes));
 
 	a = json_object_new_array();
 	for (size_t i = 0; i < r->nr_procs; i++) {
@@ -460,16 +484,19 @@ static void summary_json(struct report *r, const struct summary *s)
 			__u64 cause = d->st.charged_bytes + d->ledger.journal_by_cause;
 			__u64 win = d->ledger.by_window;
 
+			/* Of what the disk stored: a failed write is nobody's cost. */
+			__u64 stored = sum - d->st.bytes[AMP_CLASS_FAILED];
+
 			json_object_object_add(j, "by_cause", json_object_new_uint64(cause));
 			json_object_object_add(j, "by_window", json_object_new_uint64(win));
-			json_object_object_add(j, "unattributed", json_object_new_int64((__s64)sum - cause - win));
+			json_object_object_add(j, "unattributed", json_object_new_int64((__s64)stored - cause - win));
 			/* Of those: what untraced processes wrote for themselves. */
 			json_object_object_add(j, "untraced_bytes", json_object_new_uint64(
 				d->st.meta_untraced + d->ledger.untraced));
 			json_object_object_add(j, "cause_fraction",
-				json_object_new_double(sum ? (double)cause / sum : 0));
+				json_object_new_double(stored ? (double)cause / stored : 0));
 			json_object_object_add(j, "charged_fraction",
-				json_object_new_double(sum ? (double)(cause + win) / sum : 0));
+				json_object_new_double(stored ? (double)(cause + win) / stored : 0));
 		}
 		json_object_object_add(j, "late_bytes", json_object_new_uint64(d->st.late_bytes));
 		json_object_object_add(j, "unwalked_bytes", json_object_new_uint64(d->st.unwalked_bytes));
@@ -569,7 +596,7 @@ static void stack_notes(FILE *out, const struct summary *s)
 static void summary_text(struct report *r, const struct summary *s)
 {
 	FILE *out = r->out;
-	bool any = false;
+	bool any = false, failed_col = false;
 
 	fprintf(out, "\nSummary: %.1f s, %llu entries (%llu with pages still unwritten, marked *)\n",
 		s->duration_s, (unsigned long long)r->entries, (unsigned long long)r->unsettled);
@@ -617,16 +644,23 @@ static void summary_text(struct report *r, const struct summary *s)
 		fprintf(out, "  %s\n", r->path(r->path_ctx, f->key.dev, f->key.ino, f->st.last_pid));
 	}
 
+	/* A FAILED column only where a write failed: the usual table as it was. */
+	for (int i = 0; i < s->nr_devs; i++)
+		failed_col |= s->devs[i].st.bytes[AMP_CLASS_FAILED] != 0;
 	fprintf(out, "\nPer device (bytes written; classes must sum to the device counter):\n"
-		"%-10s %12s %12s %12s %12s %12s %12s %12s %9s %6s %6s\n", "DEVICE", "DATA",
-		"METADATA", "JOURNAL", "BEFORE_START", "OTHER", "SUM", "COUNTER", "DIFF", "IOS",
-		"CTR_IOS");
+		"%-10s %12s %12s %12s %12s %12s ", "DEVICE", "DATA", "METADATA", "JOURNAL",
+		"BEFORE_START", "OTHER");
+	if (failed_col)
+		fprintf(out, "%12s ", "FAILED");
+	fprintf(out, "%12s %12s %9s %6s %6s\n", "SUM", "COUNTER", "DIFF", "IOS", "CTR_IOS");
 	for (int i = 0; i < s->nr_devs; i++) {
 		const struct summary_dev *d = &s->devs[i];
 		__u64 sum = dev_class_sum(&d->st);
 
 		if (dev_not_walked(d)) {
 			fprintf(out, "%-10s %12s %12s %12s %12s %12s %12s ", d->name, "-", "-", "-", "-", "-", "-");
+			if (failed_col)
+				fprintf(out, "%12s ", "-");
 			if (d->have_counter)
 				fprintf(out, "%12llu %9s %6s %6llu\n",
 					(unsigned long long)d->delta.sectors_written * 512, "-", "-",
@@ -635,12 +669,15 @@ static void summary_text(struct report *r, const struct summary *s)
 				fprintf(out, "%12s %9s %6s %6s\n", "-", "-", "-", "-");
 			continue;
 		}
-		fprintf(out, "%-10s %12llu %12llu %12llu %12llu %12llu %12llu ", d->name,
+		fprintf(out, "%-10s %12llu %12llu %12llu %12llu %12llu ", d->name,
 			(unsigned long long)d->st.bytes[AMP_CLASS_DATA],
 			(unsigned long long)d->st.bytes[AMP_CLASS_METADATA],
 			(unsigned long long)d->st.bytes[AMP_CLASS_JOURNAL],
 			(unsigned long long)d->st.bytes[AMP_CLASS_BEFORE_START],
-			(unsigned long long)d->st.bytes[AMP_CLASS_OTHER], (unsigned long long)sum);
+			(unsigned long long)d->st.bytes[AMP_CLASS_OTHER]);
+		if (failed_col)
+			fprintf(out, "%12llu ", (unsigned long long)d->st.bytes[AMP_CLASS_FAILED]);
+		fprintf(out, "%12llu ", (unsigned long long)sum);
 		if (d->have_counter)
 			fprintf(out, "%12llu %9lld %6llu %6llu\n",
 				(unsigned long long)d->delta.sectors_written * 512,
@@ -660,7 +697,8 @@ static void summary_text(struct report *r, const struct summary *s)
 		"UNATTRIB", "UNTRACED", "CAUSE%", "WINDOW%");
 	for (int i = 0; i < s->nr_devs; i++) {
 		const struct summary_dev *d = &s->devs[i];
-		__u64 sum = dev_class_sum(&d->st);
+		/* Of what the disk stored: a failed write is nobody's cost. */
+		__u64 sum = dev_class_sum(&d->st) - d->st.bytes[AMP_CLASS_FAILED];
 		__u64 cause = d->st.charged_bytes + d->ledger.journal_by_cause;
 		__u64 win = d->ledger.by_window;
 
@@ -726,6 +764,11 @@ static void summary_text(struct report *r, const struct summary *s)
 				(unsigned long long)s->missed[i].runs);
 		fprintf(out, "\n");
 	}
+	if (failed_col)
+		fprintf(out, "Write errors: %llu bytes of writes failed (class FAILED, not stored); "
+			"%llu entries had %llu bytes of their pages in them (failed_write_bytes)\n",
+			(unsigned long long)failed_total(s), (unsigned long long)r->entries_failed_writes,
+			(unsigned long long)r->failed_write_bytes);
 	if (s->clock && s->clock->nr_steps)
 		fprintf(out, "Clock: the wall clock stepped %llu time%s (the largest by %+.3f s); "
 			"entry times follow it\n", (unsigned long long)s->clock->nr_steps,

@@ -357,7 +357,16 @@ static void configure_stack(const struct trace_opts *o, struct amptrace *skel)
 	char **names, level[32];
 	int n = stack_names(o, &names);
 	const char *name, *why;
+	bool bio_layer = false;
 
+	/* Writes a dm or md device fails itself (dm-flakey, dm-error, a
+	 * RAID's last leg gone) reach no request: their bios' ends say it. */
+	for (int i = 0; i < n && !bio_layer; i++)
+		bio_layer = names[i] && blockdev_bio_layer(names[i]);
+	if (!bio_layer || !kernel_has_enum_value("bpf_func_id", "BPF_FUNC_loop"))
+		bpf_program__set_autoload(skel->progs.on_bio_failed, false);
+	if (!bio_layer || bpf_program__autoload(skel->progs.on_bio_failed))
+		bpf_program__set_autoload(skel->progs.on_bio_failed_nowalk, false);
 	if (n < 0)
 		return;
 	if ((name = stack_find(names, n, LAYER_MD_OTHER, level, sizeof(level))))
