@@ -624,17 +624,15 @@ int BPF_PROG(on_rq_complete_bounded, struct request *rq, blk_status_t error,
  * failed with them (whose bytes went to the disk's row and its partition
  * only: layers_charge).  The bio's bytes are this device's class failed;
  * its folios' owners that no request below walked settle with them as
- * failed bytes (walk: false where there is no bpf_loop, before 5.17: the
- * owners are then reported unsettled at the end).  Loaded only where the
- * traced stack has a dm or md device.
+ * failed bytes.  Loaded only where the traced stack has a dm or md device.
  */
-static __always_inline int bio_failed(struct bio *bio, const bool walk)
+static __always_inline int bio_failed(struct bio *bio, const bool have_bpf_loop)
 {
 	struct block_device *bdev = BPF_CORE_READ(bio, bi_bdev);
 	struct gendisk *disk = BPF_CORE_READ(bdev, bd_disk);
 	struct amp_dev_stats *ds, *whole_ds;
 	struct walk w = {};
-	__u32 dev, whole;
+	__u32 dev, whole, zero = 0;
 
 	if (!BPF_CORE_READ(bio, bi_status) || !disk ||
 	    !op_counts_as_write(BPF_CORE_READ(bio, bi_opf) & AMP_REQ_OP_MASK))
@@ -659,9 +657,19 @@ static __always_inline int bio_failed(struct bio *bio, const bool walk)
 		__sync_fetch_and_add(&whole_ds->ios, 1);
 		__sync_fetch_and_add(&whole_ds->bytes[AMP_CLASS_FAILED], w.rq_left);
 	}
-	if (walk) {
-		walk_load_bio(&w, NULL, bio, false);
+	walk_load_bio(&w, NULL, bio, false);
+	if (have_bpf_loop) {
 		bpf_loop(walk_max_steps, walk_step, &w, 0);
+	} else {
+		/* walk_step_global() takes the request's classes from the
+		 * map: a request's of before must not count here. */
+		struct walk_acc *acc = bpf_map_lookup_elem(&walk_acc, &zero);
+
+		if (acc)
+			__builtin_memset(acc, 0, sizeof(*acc));
+		for (__u32 i = 0; i < AMP_WALK_BOUNDED_STEPS && i < walk_max_steps; i++)
+			if (walk_step_global(&w))
+				break;
 	}
 	if (w.rq_left)
 		charge_class(&w, ds, NULL, AMP_CLASS_OTHER, w.rq_left);
@@ -674,9 +682,9 @@ int BPF_PROG(on_bio_failed, struct request_queue *q, struct bio *bio)
 	return bio_failed(bio, true);
 }
 
-/* The same, without the walk, for kernels without bpf_loop. */
+/* The same, for kernels without bpf_loop; the loader loads one of the two. */
 SEC("tp_btf/block_bio_complete")
-int BPF_PROG(on_bio_failed_nowalk, struct request_queue *q, struct bio *bio)
+int BPF_PROG(on_bio_failed_bounded, struct request_queue *q, struct bio *bio)
 {
 	return bio_failed(bio, false);
 }

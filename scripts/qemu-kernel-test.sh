@@ -50,7 +50,7 @@ CORE_TESTS=(t10_bad_input t20_synth_pages t30_journald t31_senders t40_rsyslog t
 # Modules the initramfs needs to reach the root (all =m in Debian's config),
 # and those the tests need once there.
 ROOT_MODS=(virtio_pci 9pnet_virtio 9p overlay)
-TEST_MODS=(virtio_blk loop crc32c_intel crc32c_generic ext4 xfs btrfs dm_mod dm_crypt xts md_mod raid1
+TEST_MODS=(virtio_blk loop crc32c_intel crc32c_generic ext4 xfs btrfs dm_mod dm_crypt dm_flakey xts md_mod raid1
            nvme sdhci_pci mmc_block)
 
 say() { echo "qemu-kernel-test: $*" >&2; }

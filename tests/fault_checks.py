@@ -9,6 +9,15 @@ of what happened.
       reached it (FIEMAP of each file for the block, SEEK_DATA on IMG for
       the hole).  amptrace must bill exactly those pages as failed writes,
       none of them as written, and settle every entry.
+
+  fault_checks.py layer-failed TRACE EXPECT_OK EXPECT DM DISK FAILED_BYTES DISK_AFTER
+      A dm device DM (dm-flakey) over disk DISK failed every write from a
+      point on: FAILED_BYTES, its /sys/block counter from there to the
+      end, reached DISK as DISK_AFTER bytes (0: none got through).  DM's
+      class failed must be those bytes, DISK's none; the synthetic
+      writer's entries (EXPECT), written out only after that point, must
+      have all their pages as failed bytes and settle; those of the one
+      written before (EXPECT_OK) all their pages as data, none failed.
 """
 import json
 import os
@@ -94,9 +103,62 @@ def check_failed_writes(trace_path, expect_path, dev, img, mnt):
        f"the rest of the failed requests); summary: {failed} bytes in {len(mine)} entries")
 
 
+def writer_entries(entries, expected):
+    pid = expected[0]["pid"]
+    mine = [e for e in entries if e["pid"] == pid and e["syscall"] == "pwrite64"]
+    if len(mine) != len(expected):
+        fail(f"{len(mine)} pwrite64 entries of the writer, expected {len(expected)}")
+    return mine
+
+
+def check_layer_failed(trace_path, expect_ok_path, expect_path, dm, disk, failed_bytes,
+                       disk_after):
+    entries, summary = load_trace(trace_path)
+    expected_ok = [json.loads(l) for l in open(expect_ok_path) if l.strip()]
+    expected = [json.loads(l) for l in open(expect_path) if l.strip()]
+    failed_bytes, disk_after = int(failed_bytes), int(disk_after)
+    if disk_after:
+        fail(f"scenario: {disk_after} bytes reached {disk} after the writes began to fail")
+    d, k = device(summary, dm), device(summary, disk)
+    print(f"{dm}: classes {d['classes']} counter {d.get('counter_bytes')}")
+    print(f"{disk}: classes {k['classes']} counter {k.get('counter_bytes')}")
+    if d["classes"].get("failed") != failed_bytes:
+        fail(f"{dm}: class failed {d['classes'].get('failed')}, but its counter counted "
+             f"{failed_bytes} bytes of writes since they began to fail")
+    if k["classes"].get("failed", 0):
+        fail(f"{disk}: class failed {k['classes']['failed']}: no request of it failed")
+    ok(f"{dm}: class failed {failed_bytes} = its counter's bytes since the writes began "
+       f"to fail (none reached {disk}); {disk}: none failed")
+    mine = writer_entries(entries, expected)
+    want = sum(len(x["pages"]) for x in expected) * 4096
+    failed = sum(e.get("failed_write_bytes", 0) for e in mine)
+    data = sum(e["dev_bytes"]["data"] for e in mine)
+    unsettled = [e["id"] for e in mine if not e["settled"]]
+    print(f"entries: {len(mine)}, failed_write_bytes {failed}, data {data}, unsettled {unsettled}")
+    if unsettled:
+        fail(f"entries left unsettled: {unsettled}")
+    if failed != want or data:
+        fail(f"entries: {failed} bytes failed and {data} written; want {want} failed, none written")
+    ok(f"the writer's {len(mine)} entries settled with their {want} bytes as failed, none "
+       f"as written")
+    first = writer_entries(entries, expected_ok)
+    want = sum(len(x["pages"]) for x in expected_ok) * 4096
+    data = sum(e["dev_bytes"]["data"] for e in first)
+    failed = sum(e.get("failed_write_bytes", 0) for e in first)
+    if data != want or failed or not all(e["settled"] for e in first):
+        fail(f"the first writer's entries: {data} bytes written and {failed} failed; want "
+             f"{want} written, none failed, all settled")
+    if not d["classes"]["data"]:
+        fail(f"{dm}: no data class: the first writer's pages did not count there")
+    ok(f"the first writer's {len(first)} entries, written before: their {want} bytes as "
+       f"data; {dm}'s data class {d['classes']['data']}")
+
+
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "failed-writes":
         check_failed_writes(*args)
+    elif cmd == "layer-failed":
+        check_layer_failed(*args)
     else:
         sys.exit(f"fault_checks.py: unknown check {cmd}")

@@ -408,9 +408,13 @@ static void summary_json(struct report *r, const struct summary *s)
 	json_object_object_add(o, "duration_s", json_object_new_double(s->duration_s));
 	json_object_object_add(o, "entries", json_object_new_uint64(r->entries));
 	json_object_object_add(o, "entries_unsettled", json_object_new_uint64(r->unsettled));
-	json_object_object_add(o, "entries_with_failed_writes",
-			       json_object_new_uint64(r->entries_failed_writes));
-	json_object_object_add(o, "failed_write_bytes", json_object_new_uint64(r->failed_write_bytes));
+	/* Only where a write failed: other runs' summaries stay as they were. */
+	if (r->entries_failed_writes || failed_total(s)) {
+		json_object_object_add(o, "entries_with_failed_writes",
+				       json_object_new_uint64(r->entries_failed_writes));
+		json_object_object_add(o, "failed_write_bytes",
+				       json_object_new_uint64(r->failed_write_bytes));
+	}
 
 	a = json_object_new_array();
 	for (size_t i = 0; i < r->nr_procs; i++) {
@@ -476,7 +480,9 @@ static void summary_json(struct report *r, const struct summary *s)
 		if (d->layer == DEV_DM || d->layer == DEV_MD)
 			json_object_object_add(j, "walked", json_object_new_boolean(!dev_not_walked(d)));
 		for (int k = 0; k < AMP_NR_CLASSES; k++)
-			json_object_object_add(c, class_names[k], json_object_new_uint64(d->st.bytes[k]));
+			if (k != AMP_CLASS_FAILED || d->st.bytes[k])	/* failed: only if any */
+				json_object_object_add(c, class_names[k],
+						       json_object_new_uint64(d->st.bytes[k]));
 		json_object_object_add(j, "classes", c);
 		json_object_object_add(j, "total", json_object_new_uint64(sum));
 		json_object_object_add(j, "charged_to_entries", json_object_new_uint64(d->st.charged_bytes));

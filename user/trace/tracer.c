@@ -202,6 +202,13 @@ static void xfs_programs(struct amptrace *skel, const struct trace_opts *o)
  * from BTF.  A layer that cannot be walked is said, once; its row then
  * shows only its counter.
  */
+/* The walks loop with bpf_loop (5.17+), else in a bounded loop (also where
+ * AMPTRACE_NO_BPF_LOOP says so, to test that path on a newer kernel). */
+static bool walk_has_bpf_loop(void)
+{
+	return kernel_has_enum_value("bpf_func_id", "BPF_FUNC_loop") && !getenv("AMPTRACE_NO_BPF_LOOP");
+}
+
 enum stack_layer { LAYER_DM, LAYER_MD_RAID1, LAYER_MD_OTHER };
 
 static bool layer_is(const char *name, enum stack_layer want, char *level, size_t len)
@@ -363,10 +370,10 @@ static void configure_stack(const struct trace_opts *o, struct amptrace *skel)
 	 * RAID's last leg gone) reach no request: their bios' ends say it. */
 	for (int i = 0; i < n && !bio_layer; i++)
 		bio_layer = names[i] && blockdev_bio_layer(names[i]);
-	if (!bio_layer || !kernel_has_enum_value("bpf_func_id", "BPF_FUNC_loop"))
+	if (!bio_layer || !walk_has_bpf_loop())
 		bpf_program__set_autoload(skel->progs.on_bio_failed, false);
 	if (!bio_layer || bpf_program__autoload(skel->progs.on_bio_failed))
-		bpf_program__set_autoload(skel->progs.on_bio_failed_nowalk, false);
+		bpf_program__set_autoload(skel->progs.on_bio_failed_bounded, false);
 	if (n < 0)
 		return;
 	if ((name = stack_find(names, n, LAYER_MD_OTHER, level, sizeof(level))))
@@ -480,7 +487,7 @@ static int configure(struct tracer *t)
 	/* The request walk: by bpf_loop, with typed loads where the kernel can
 	 * cast a raw pointer (bpf_rdonly_cast, 6.2+), else with probe reads;
 	 * before bpf_loop (5.17), a bounded loop. */
-	if (kernel_has_enum_value("bpf_func_id", "BPF_FUNC_loop") && !getenv("AMPTRACE_NO_BPF_LOOP")) {
+	if (walk_has_bpf_loop()) {
 		bpf_program__set_autoload(skel->progs.on_rq_complete_bounded, false);
 		if (kernel_has_func("bpf_rdonly_cast"))
 			bpf_program__set_autoload(skel->progs.on_rq_complete, false);
