@@ -10,7 +10,7 @@ of what happened.
       the hole).  amptrace must bill exactly those pages as failed writes,
       none of them as written, and settle every entry.
 
-  fault_checks.py layer-failed TRACE EXPECT_OK EXPECT DM DISK FAILED_BYTES DISK_AFTER
+  fault_checks.py layer-failed TRACE EXPECT_OK EXPECT DM DISK FAILED_BYTES DISK_AFTER [KILLED]
       A dm device DM (dm-flakey) over disk DISK failed every write from a
       point on: FAILED_BYTES, its /sys/block counter from there to the
       end, reached DISK as DISK_AFTER bytes (0: none got through).  DM's
@@ -18,6 +18,19 @@ of what happened.
       writer's entries (EXPECT), written out only after that point, must
       have all their pages as failed bytes and settle; those of the one
       written before (EXPECT_OK) all their pages as data, none failed.
+      KILLED: the table killed the writes (dm's error target), which dm
+      does not count: DM's failed_uncounted must hold at least the second
+      writer's pages; without it, none may be uncounted.
+
+  fault_checks.py settled TRACE EXPECT
+      The synthetic writer's entries (EXPECT) all settled, each page of
+      theirs billed once, as written or as failed.
+
+  fault_checks.py gone TRACE DEV OUTER INNER
+      DEV went away during the trace, its counter having moved OUTER bytes
+      from before the tracer's start to its last value, INNER from the
+      tracer's attach: its row says gone, and its classes sum to its
+      counter as amptrace last read it, within those.
 """
 import json
 import os
@@ -112,7 +125,7 @@ def writer_entries(entries, expected):
 
 
 def check_layer_failed(trace_path, expect_ok_path, expect_path, dm, disk, failed_bytes,
-                       disk_after):
+                       disk_after, killed=None):
     entries, summary = load_trace(trace_path)
     expected_ok = [json.loads(l) for l in open(expect_ok_path) if l.strip()]
     expected = [json.loads(l) for l in open(expect_path) if l.strip()]
@@ -122,7 +135,7 @@ def check_layer_failed(trace_path, expect_ok_path, expect_path, dm, disk, failed
     d, k = device(summary, dm), device(summary, disk)
     print(f"{dm}: classes {d['classes']} counter {d.get('counter_bytes')}")
     print(f"{disk}: classes {k['classes']} counter {k.get('counter_bytes')}")
-    if d["classes"].get("failed") != failed_bytes:
+    if d["classes"].get("failed", 0) != failed_bytes:
         fail(f"{dm}: class failed {d['classes'].get('failed')}, but its counter counted "
              f"{failed_bytes} bytes of writes since they began to fail")
     if k["classes"].get("failed", 0):
@@ -131,6 +144,15 @@ def check_layer_failed(trace_path, expect_ok_path, expect_path, dm, disk, failed
        f"to fail (none reached {disk}); {disk}: none failed")
     mine = writer_entries(entries, expected)
     want = sum(len(x["pages"]) for x in expected) * 4096
+    uncounted = d.get("failed_uncounted", 0)
+    if killed and uncounted < want:
+        fail(f"{dm}: failed_uncounted {uncounted}: less than the {want} bytes of the writer's "
+             f"pages its table killed")
+    if not killed and uncounted:
+        fail(f"{dm}: failed_uncounted {uncounted}, but its counter counts every failed write")
+    if killed:
+        ok(f"{dm}: failed_uncounted {uncounted}: the killed writes, the writer's {want} "
+           f"bytes among them, apart from its classes")
     failed = sum(e.get("failed_write_bytes", 0) for e in mine)
     data = sum(e["dev_bytes"]["data"] for e in mine)
     unsettled = [e["id"] for e in mine if not e["settled"]]
@@ -154,10 +176,42 @@ def check_layer_failed(trace_path, expect_ok_path, expect_path, dm, disk, failed
        f"data; {dm}'s data class {d['classes']['data']}")
 
 
+def check_settled(trace_path, expect_path):
+    entries, _ = load_trace(trace_path)
+    expected = [json.loads(l) for l in open(expect_path) if l.strip()]
+    mine = writer_entries(entries, expected)
+    want = sum(len(x["pages"]) for x in expected) * 4096
+    data = sum(e["dev_bytes"]["data"] for e in mine)
+    failed = sum(e.get("failed_write_bytes", 0) for e in mine)
+    if data + failed != want or not all(e["settled"] for e in mine):
+        fail(f"the writer's entries: {data} bytes written, {failed} failed, "
+             f"{sum(e['settled'] for e in mine)} of {len(mine)} settled; want {want} in all")
+    ok(f"the writer's {len(mine)} entries settled: {data} bytes written, {failed} failed "
+       f"(its {want} bytes)")
+
+
+def check_gone(trace_path, dev, outer, inner):
+    _, summary = load_trace(trace_path)
+    d = device(summary, dev)
+    total = sum(d["classes"].values())
+    outer, inner = int(outer), int(inner)
+    if not d.get("gone"):
+        fail(f"{dev}: the summary does not say it went away: {d}")
+    if total != d.get("counter_bytes") or not inner <= total <= outer:
+        fail(f"{dev}: classes {total}, counter {d.get('counter_bytes')}; its counter's "
+             f"last value moved [{inner} inside, {outer} around] the tracer's run")
+    ok(f"{dev}: gone; classes {total} = its counter as last read, within the test's "
+       f"own readings [{inner}, {outer}]")
+
+
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "failed-writes":
         check_failed_writes(*args)
+    elif cmd == "settled":
+        check_settled(*args)
+    elif cmd == "gone":
+        check_gone(*args)
     elif cmd == "layer-failed":
         check_layer_failed(*args)
     else:

@@ -778,12 +778,16 @@ start_tracer() {
 stop_tracer() {
     local rc=0 d
     local -A c1_inner=()
-    for d in "${_TRACE_READ[@]}"; do c1_inner[$d]=$(devstat_written_bytes "$d"); done
+    # (A device that went away meanwhile has no counter to read: t61.)
+    for d in "${_TRACE_READ[@]}"; do
+        [[ -e /sys/class/block/$d/stat ]] && c1_inner[$d]=$(devstat_written_bytes "$d")
+    done
     kill -INT "$TRACER_PID"
     wait_for "! _alive $TRACER_PID" "$AMP_TRACER_WAIT" || { _log "stop_tracer: amptrace ignored SIGINT"; return 1; }
     wait "$TRACER_PID" || rc=$?
     ((rc == 0)) || { grep -v '^libbpf' "$AMP_TMP/tracer.err" >&2; _log "stop_tracer: exit $rc"; return 1; }
     for d in "${_TRACE_READ[@]}"; do
+        [[ -n ${c1_inner[$d]-} && -e /sys/class/block/$d/stat ]] || continue
         echo "$d $(($(devstat_written_bytes "$d") - _TRACE_C0[$d])) $((c1_inner[$d] - _TRACE_C0_INNER[$d]))"
     done >"$AMP_TRACE_COUNTER"
     tail -n 1 "$TRACE_OUT" | grep -q '"type":"summary"' ||

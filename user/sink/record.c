@@ -61,8 +61,8 @@
  *              nr_devs x {u8 layer (enum dev_layer), u32 a partition's
  *              disk}: older readers stop before it (the tag is no nr_devs);
  *              then (since the failed class; where a write failed only)
- *              u16 RECORD_FAILED_TAG, u16 nr_devs + nr_devs x u64 bytes
- *              of class failed
+ *              u16 RECORD_FAILED_TAG, u16 nr_devs + nr_devs x {u64 bytes
+ *              of class failed, u64 failed_uncounted}
  *              A checkpoint (final = 0, no files) every 2 s; the final one last.
  *   6 CLOCK    u64 at_boot_ns, s64 boot_to_real_ns, s64 by_ns: the wall
  *              clock stepped; entries from at_boot_ns on print on the new
@@ -538,11 +538,13 @@ void recorder_summary(struct recorder *r, const struct summary *s, bool final)
 		}
 	/* Only where a write failed, likewise. */
 	for (int i = 0; i < s->nr_devs; i++)
-		if (s->devs[i].st.bytes[AMP_CLASS_FAILED]) {
+		if (s->devs[i].st.bytes[AMP_CLASS_FAILED] || s->devs[i].failed_uncounted) {
 			put_u16(b, RECORD_FAILED_TAG);
 			put_u16(b, s->nr_devs);
-			for (int k = 0; k < s->nr_devs; k++)
+			for (int k = 0; k < s->nr_devs; k++) {
 				put_u64(b, s->devs[k].st.bytes[AMP_CLASS_FAILED]);
+				put_u64(b, s->devs[k].failed_uncounted);
+			}
 			break;
 		}
 	emit(r, RECORD_SUMMARY);
@@ -925,8 +927,10 @@ static bool decode_summary(struct record_reader *r, struct cur *c, struct record
 	/* Written since the failed class, where a write failed only. */
 	if (!c->short_ && c->pos + 4 <= c->len && get_u16(c) == RECORD_FAILED_TAG &&
 	    get_u16(c) == n)
-		for (__u16 i = 0; i < n; i++)
+		for (__u16 i = 0; i < n; i++) {
 			r->devs[i].st.bytes[AMP_CLASS_FAILED] = get_u64(c);
+			r->devs[i].failed_uncounted = get_u64(c);
+		}
 	if (c->short_ || nr_files != (__u32)r->nr_files)
 		return false;
 	s->devs = r->devs;

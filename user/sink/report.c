@@ -479,6 +479,11 @@ static void summary_json(struct report *r, const struct summary *s)
 			json_object_object_add(j, "disk", json_object_new_string(dev_str(d->disk, buf, sizeof(buf))));
 		if (d->layer == DEV_DM || d->layer == DEV_MD)
 			json_object_object_add(j, "walked", json_object_new_boolean(!dev_not_walked(d)));
+		if (d->gone)	/* its counter as last read */
+			json_object_object_add(j, "gone", json_object_new_boolean(true));
+		if (d->failed_uncounted)
+			json_object_object_add(j, "failed_uncounted",
+					       json_object_new_uint64(d->failed_uncounted));
 		for (int k = 0; k < AMP_NR_CLASSES; k++)
 			if (k != AMP_CLASS_FAILED || d->st.bytes[k])	/* failed: only if any */
 				json_object_object_add(c, class_names[k],
@@ -572,6 +577,13 @@ static void stack_notes(FILE *out, const struct summary *s)
 		const struct summary_dev *d = &s->devs[i];
 		const char *disk = d->name;
 
+		if (d->gone)
+			fprintf(out, "%s: went away during the run: its counter as last read, up to "
+				"a second before\n", d->name);
+		if (d->failed_uncounted)
+			fprintf(out, "%s: %llu bytes of writes it failed without counting them (a "
+				"table that kills I/O: dm's error target, dmsetup remove --force); "
+				"not in its classes\n", d->name, (unsigned long long)d->failed_uncounted);
 		if (d->layer == DEV_PARTITION) {
 			for (int k = 0; k < s->nr_devs; k++)
 				if (s->devs[k].kdev == d->disk)

@@ -28,6 +28,10 @@ struct summary_dev {
 	struct amp_dev_stats st;
 	struct disk_counter delta;
 	bool have_counter;
+	bool gone;		/* went away during the run: counter as last read */
+	/* Failed writes of a dm or md device its counter never counted (see
+	 * summarize.c's failed_counted): not in its classes. */
+	__u64 failed_uncounted;
 	struct ledger_disk ledger;	/* journal by cause, by window */
 };
 

@@ -23,6 +23,10 @@ struct baseline {
 	__u32 disk;
 	struct disk_counter c;
 	struct amp_dev_stats st;
+	/* Its counter as last read, and whether the device went away (its
+	 * name gone, or now another device's: dm and loop reuse them). */
+	struct disk_counter last;
+	bool gone;
 };
 
 struct summarizer {
@@ -33,6 +37,28 @@ struct summarizer {
 	struct baseline *base;
 	size_t nr_base, cap_base;
 };
+
+/* The device's counter now, if its name is still that device's. */
+static int read_same(const struct baseline *b, struct disk_counter *c)
+{
+	unsigned major, minor;
+
+	if (disk_lookup(b->name, &major, &minor) || ((major << 20) | minor) != b->kdev)
+		return -1;
+	return disk_read_counter(b->name, c);
+}
+
+/* b's counter now, or (gone) as last read. */
+static const struct disk_counter *counter_of(struct baseline *b)
+{
+	struct disk_counter now;
+
+	if (!b->gone && !read_same(b, &now))
+		b->last = now;
+	else
+		b->gone = true;
+	return &b->last;
+}
 
 static int snapshot_dev(struct summarizer *z, __u32 kdev, struct amp_dev_stats *st)
 {
@@ -91,6 +117,7 @@ struct summarizer *summarizer_new(int devs_fd, int files_fd, int stats_fd,
 		b->layer = layer_of(name, b->kdev, &b->disk);
 		if (disk_read_counter(name, &b->c))
 			continue;
+		b->last = b->c;
 		snapshot_dev(z, b->kdev, &b->st);
 		z->nr_base++;
 	}
@@ -98,6 +125,20 @@ struct summarizer *summarizer_new(int devs_fd, int files_fd, int stats_fd,
 		free(names[i]);
 	free(names);
 	return z;
+}
+
+const char *summarizer_watch(struct summarizer *z)
+{
+	for (size_t i = 0; i < z->nr_base; i++) {
+		struct baseline *b = &z->base[i];
+
+		if (b->gone)
+			continue;
+		counter_of(b);
+		if (b->gone)
+			return b->name;
+	}
+	return NULL;
 }
 
 void summarizer_free(struct summarizer *z)
@@ -115,6 +156,31 @@ static struct summary_dev *add_dev(struct summary *s, size_t *cap)
 	return &s->devs[s->nr_devs++];
 }
 
+/*
+ * A dm or md device counts a write it failed only if it had begun it: dm
+ * counts what a target failed in its map (dm-flakey), not what it killed
+ * there (dm's error target, the table `dmsetup remove --force` puts in);
+ * the bio's end looks the same.  Of the failed bytes the programs saw, the
+ * class keeps what the counter has beyond the bytes stored; the rest is
+ * said apart, as failed uncounted.  A disk's requests are always counted.
+ */
+static void failed_counted(struct summary_dev *d)
+{
+	__u64 failed = d->st.bytes[AMP_CLASS_FAILED], stored = 0, counted, beyond;
+
+	if ((d->layer != DEV_DM && d->layer != DEV_MD) || !failed)
+		return;
+	for (int k = 0; k < AMP_NR_CLASSES; k++)
+		if (k != AMP_CLASS_FAILED)
+			stored += d->st.bytes[k];
+	counted = d->delta.sectors_written * 512;
+	beyond = counted > stored ? counted - stored : 0;
+	if (beyond >= failed)
+		return;
+	d->failed_uncounted = failed - beyond;
+	d->st.bytes[AMP_CLASS_FAILED] = beyond;
+}
+
 void summarize_devs(struct summarizer *z, struct summary *s)
 {
 	size_t cap = s->nr_devs;
@@ -124,7 +190,7 @@ void summarize_devs(struct summarizer *z, struct summary *s)
 	for (size_t i = 0; i < z->nr_base; i++) {
 		struct baseline *b = &z->base[i];
 		struct summary_dev d = { .kdev = b->kdev, .layer = b->layer, .disk = b->disk }, *p;
-		struct disk_counter now;
+		const struct disk_counter *now = counter_of(b);
 
 		memcpy(d.name, b->name, sizeof(d.name));
 		snapshot_dev(z, b->kdev, &d.st);
@@ -139,11 +205,11 @@ void summarize_devs(struct summarizer *z, struct summary *s)
 		d.st.meta_untraced -= b->st.meta_untraced;
 		for (int k = 0; k < AMP_BTRFS_TREES; k++)
 			d.st.btrfs_tree[k] -= b->st.btrfs_tree[k];
-		if (!disk_read_counter(b->name, &now)) {
-			d.have_counter = true;
-			d.delta.sectors_written = now.sectors_written - b->c.sectors_written;
-			d.delta.write_ios = now.write_ios - b->c.write_ios;
-		}
+		d.have_counter = true;
+		d.gone = b->gone;
+		d.delta.sectors_written = now->sectors_written - b->c.sectors_written;
+		d.delta.write_ios = now->write_ios - b->c.write_ios;
+		failed_counted(&d);
 		if (!d.st.ios && !d.delta.sectors_written && !z->only)
 			continue;
 		p = add_dev(s, &cap);

@@ -21,6 +21,9 @@ struct summarizer *summarizer_new(int devs_fd, int files_fd, int stats_fd,
  * moved (all of the stack's with only), and devices that appeared
  * meanwhile. */
 void summarize_devs(struct summarizer *z, struct summary *s);
+/* Read the counters: the name of a device that went away since the last
+ * look (one a call; its row keeps its counter as last read), or NULL. */
+const char *summarizer_watch(struct summarizer *z);
 /* The rest: the ledger's shares per disk, the losses, and (files) the
  * per-file totals, a walk of the files map. */
 /* Count the runs the kernel skipped of obj's programs as a loss. */

@@ -72,6 +72,7 @@ struct tracer {
 	struct settler *settler;	/* ring -> settled entries -> ledger */
 	struct ledger *ledger;		/* -> complete bills -> sinks */
 	struct summarizer *summarizer;	/* the run's totals, from a baseline */
+	double next_devices_look;	/* now_s() of the next look_at_devices() */
 	struct startup *startup;	/* amptrace's own start-up cost, where audit is on */
 	bool btrfs_off;			/* btrfs programs failed to load: window only */
 	/* Where finished entries go: whichever the command and options ask
@@ -990,6 +991,22 @@ static void look_at_clock(struct tracer *t)
 			"follow it\n", step.by_ns / 1e9);
 }
 
+/* A traced device removed (dmsetup remove, a disk unplugged): said once;
+ * the trace goes on with the others, the row keeps its counter as last
+ * read, about a second before. */
+static void look_at_devices(struct tracer *t)
+{
+	const char *gone;
+	double now = now_s();
+
+	if (now < t->next_devices_look)
+		return;
+	t->next_devices_look = now + 1;
+	while ((gone = summarizer_watch(t->summarizer)))
+		fprintf(stderr, "amptrace: %s went away while traced; its row keeps its "
+			"counter as last read\n", gone);
+}
+
 /* Until a signal, -d, top's count or its q key. */
 static int poll_loop(struct tracer *t)
 {
@@ -1003,6 +1020,7 @@ static int poll_loop(struct tracer *t)
 		t->sinks[i].next = t->start + (t->sinks[i].at_start ? 0 : t->sinks[i].period);
 	while (!stop_requested) {
 		look_at_clock(t);	/* before the entries it may concern */
+		look_at_devices(t);
 		err = ring_buffer__poll(t->rb, 100);
 		if (err < 0 && err != -EINTR) {
 			amp_err("ring buffer poll failed: %s", strerror(-err));
