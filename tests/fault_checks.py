@@ -19,8 +19,9 @@ of what happened.
       have all their pages as failed bytes and settle; those of the one
       written before (EXPECT_OK) all their pages as data, none failed.
       KILLED: the table killed the writes (dm's error target), which dm
-      does not count: DM's failed_uncounted must hold at least the second
-      writer's pages; without it, none may be uncounted.
+      counts from 6.3 on only if it had begun them: DM's class failed and
+      failed_uncounted together must hold at least the second writer's
+      pages; without it, none may be uncounted.
 
   fault_checks.py settled TRACE EXPECT
       The synthetic writer's entries (EXPECT) all settled, each page of
@@ -145,14 +146,14 @@ def check_layer_failed(trace_path, expect_ok_path, expect_path, dm, disk, failed
     mine = writer_entries(entries, expected)
     want = sum(len(x["pages"]) for x in expected) * 4096
     uncounted = d.get("failed_uncounted", 0)
-    if killed and uncounted < want:
-        fail(f"{dm}: failed_uncounted {uncounted}: less than the {want} bytes of the writer's "
-             f"pages its table killed")
+    if killed and failed_bytes + uncounted < want:
+        fail(f"{dm}: class failed {failed_bytes} and failed_uncounted {uncounted}: less than "
+             f"the {want} bytes of the writer's pages its table killed")
     if not killed and uncounted:
         fail(f"{dm}: failed_uncounted {uncounted}, but its counter counts every failed write")
     if killed:
-        ok(f"{dm}: failed_uncounted {uncounted}: the killed writes, the writer's {want} "
-           f"bytes among them, apart from its classes")
+        ok(f"{dm}: the killed writes: {failed_bytes} counted (class failed), {uncounted} "
+           f"not (failed_uncounted); the writer's {want} bytes among them")
     failed = sum(e.get("failed_write_bytes", 0) for e in mine)
     data = sum(e["dev_bytes"]["data"] for e in mine)
     unsettled = [e["id"] for e in mine if not e["settled"]]
