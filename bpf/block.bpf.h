@@ -108,8 +108,7 @@ int BPF_PROG(on_bio_queue, struct bio *bio)
 		: (unsigned long)BPF_CORE_READ((type *)(ptr), field))
 
 struct walk {
-	struct amp_dev_stats *ds;	/* not valid in walk_step_global(): see there */
-	__u32 dev;		/* the disk: key of ds in devs */
+	__u32 dev;		/* the row's key in devs (walk_step_global) */
 	struct bio *bio;
 	struct bio_vec *vecs;
 	__u64 last_entry;	/* to count each entry once per request */
@@ -125,9 +124,6 @@ struct walk {
 	 * Handed to fs_bio_bytes() by address: a copy on the stack at every
 	 * call would multiply the verifier's states. */
 	struct amp_fs_bio fb;
-	/* The request's classes so far, for the rows of its layers (its
-	 * partition, the dm devices its first bio came through). */
-	struct walk_acc *acc;	/* not valid in walk_step_global(), as ds */
 };
 
 static __always_inline void walk_load_bio(struct walk *w, struct walk_acc *acc,
@@ -415,24 +411,11 @@ advance:
 	return 0;
 }
 
-/* bpf_loop's callback: the caller's stack, where w->ds is still a map value. */
-static long walk_step(__u32 i, void *ctx)
-{
-	struct walk *w = ctx;
-
-	return walk_step_on(w, w->ds, w->acc, false);
-}
-
-/* The same with typed loads (6.2+; bpf_loop is older, so no bounded twin). */
-static long walk_step_cast(__u32 i, void *ctx)
-{
-	struct walk *w = ctx;
-
-	return walk_step_on(w, w->ds, w->acc, true);
-}
-
-/* Without bpf_loop: a global function is verified once, not once per loop
- * iteration, but sees *w as plain memory, so it looks ds up again. */
+/* A global function is verified once, on its own, and sees *w as plain
+ * memory, so it looks ds and acc up again (two lookups a step, one of them
+ * per-CPU).  Where the step was verified inline in bpf_loop's callback,
+ * loading it took the kernel ~580 MB (6.18: the verifier's states, charged
+ * to amptrace's memory cgroup); now ~80 MB in all. */
 __noinline long walk_step_global(struct walk *w)
 {
 	struct amp_dev_stats *ds;
@@ -449,6 +432,33 @@ __noinline long walk_step_global(struct walk *w)
 	key = 0;
 	acc = bpf_map_lookup_elem(&walk_acc, &key);
 	return walk_step_on(w, ds, acc, false);
+}
+
+/* The same with typed loads (6.2+; bpf_loop is older, so no bounded twin). */
+__noinline long walk_step_global_cast(struct walk *w)
+{
+	struct amp_dev_stats *ds;
+	struct walk_acc *acc;
+	__u32 key;
+
+	if (!w)
+		return 1;
+	key = w->dev;
+	ds = bpf_map_lookup_elem(&devs, &key);
+	key = 0;
+	acc = bpf_map_lookup_elem(&walk_acc, &key);
+	return walk_step_on(w, ds, acc, true);
+}
+
+/* bpf_loop's callbacks (which must return 0 or 1). */
+static long walk_step(__u32 i, void *ctx)
+{
+	return walk_step_global(ctx) ? 1 : 0;
+}
+
+static long walk_step_cast(__u32 i, void *ctx)
+{
+	return walk_step_global_cast(ctx) ? 1 : 0;
 }
 
 static __always_inline bool op_counts_as_write(__u32 op)
@@ -541,7 +551,6 @@ static __always_inline int request_done(struct request *rq, unsigned int nr_byte
 	struct walk w = {};
 	struct bio *bio;
 	__u32 dev, zero = 0;
-	bool in_part;
 
 	if (!nr_bytes || !disk ||
 	    !op_counts_as_write(BPF_CORE_READ(rq, cmd_flags) & AMP_REQ_OP_MASK))
@@ -553,19 +562,14 @@ static __always_inline int request_done(struct request *rq, unsigned int nr_byte
 	ds = dev_row(dev, disk->disk_name, false);
 	if (!ds)
 		return 0;
-	/* The request's own classes, for its layers' rows: only where there
-	 * may be layers (the bounded walk looks it up at every step). */
-	in_part = BPF_CORE_READ(rq, part, bd_dev) != dev;
-	if (in_part || dm_clone_end_io || dm_crypt_end_io || md_raid1_end_io || !have_bpf_loop) {
-		acc = bpf_map_lookup_elem(&walk_acc, &zero);
-		if (acc)
-			walk_acc_start(acc, rq, dev);
-		w.acc = acc;
-	}
+	/* The request's own classes, for its layers' rows (the walk's steps
+	 * look it up, as they do ds). */
+	acc = bpf_map_lookup_elem(&walk_acc, &zero);
+	if (acc)
+		walk_acc_start(acc, rq, dev);
 	__sync_fetch_and_add(&ds->ios, 1);
 	w.failed = error != 0;
-	w.ds = ds;	/* for bpf_loop's callback */
-	w.dev = dev;	/* for walk_step_global(), which looks it up again */
+	w.dev = dev;
 
 	w.rq_left = nr_bytes;
 	bio = BPF_CORE_READ(rq, bio);
@@ -579,8 +583,7 @@ static __always_inline int request_done(struct request *rq, unsigned int nr_byte
 				break;
 	}
 	if (w.rq_left) {
-		/* Walk limit reached: the rest is counted, unattributed.  (ds, not
-		 * w.ds: a global function may have written over w.) */
+		/* Walk limit reached: the rest is counted, unattributed. */
 		__sync_fetch_and_add(&ds->unwalked_bytes, w.rq_left);
 		charge_class(&w, ds, acc, AMP_CLASS_OTHER, w.rq_left);
 	}
@@ -631,6 +634,7 @@ static __always_inline int bio_failed(struct bio *bio, const bool have_bpf_loop)
 	struct block_device *bdev = BPF_CORE_READ(bio, bi_bdev);
 	struct gendisk *disk = BPF_CORE_READ(bdev, bd_disk);
 	struct amp_dev_stats *ds, *whole_ds;
+	struct walk_acc *acc;
 	struct walk w = {};
 	__u32 dev, whole, zero = 0;
 
@@ -649,7 +653,6 @@ static __always_inline int bio_failed(struct bio *bio, const bool have_bpf_loop)
 		return 0;
 	__sync_fetch_and_add(&ds->ios, 1);
 	w.failed = true;
-	w.ds = ds;
 	w.dev = dev;
 	w.rq_left = BPF_CORE_READ(bio, bi_iter.bi_size);
 	/* A partition of a dm or md device (md0p1): the whole one counts it too. */
@@ -658,15 +661,14 @@ static __always_inline int bio_failed(struct bio *bio, const bool have_bpf_loop)
 		__sync_fetch_and_add(&whole_ds->bytes[AMP_CLASS_FAILED], w.rq_left);
 	}
 	walk_load_bio(&w, NULL, bio, false);
+	/* The steps take the request's classes from the map: a request's of
+	 * before must not count here. */
+	acc = bpf_map_lookup_elem(&walk_acc, &zero);
+	if (acc)
+		__builtin_memset(acc, 0, sizeof(*acc));
 	if (have_bpf_loop) {
 		bpf_loop(walk_max_steps, walk_step, &w, 0);
 	} else {
-		/* walk_step_global() takes the request's classes from the
-		 * map: a request's of before must not count here. */
-		struct walk_acc *acc = bpf_map_lookup_elem(&walk_acc, &zero);
-
-		if (acc)
-			__builtin_memset(acc, 0, sizeof(*acc));
 		for (__u32 i = 0; i < AMP_WALK_BOUNDED_STEPS && i < walk_max_steps; i++)
 			if (walk_step_global(&w))
 				break;
