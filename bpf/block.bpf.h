@@ -411,12 +411,13 @@ advance:
 	return 0;
 }
 
-/* A global function is verified once, on its own, and sees *w as plain
- * memory, so it looks ds and acc up again (two lookups a step, one of them
- * per-CPU).  Where the step was verified inline in bpf_loop's callback,
- * loading it took the kernel ~580 MB (6.18: the verifier's states, charged
- * to amptrace's memory cgroup); now ~80 MB in all. */
-__noinline long walk_step_global(struct walk *w)
+/* One step of a global function's walk.  A global function is verified
+ * once, on its own, and sees *w as plain memory, so it looks ds and acc up
+ * again (two lookups a step, one of them per-CPU).  Where the step was
+ * verified inline in bpf_loop's callback, loading it took the kernel ~580
+ * MB (6.18: the verifier's states, charged to amptrace's memory cgroup);
+ * now ~80 MB in all. */
+static __always_inline long walk_step_looked_up(struct walk *w, const bool cast)
 {
 	struct amp_dev_stats *ds;
 	struct walk_acc *acc;
@@ -431,23 +432,18 @@ __noinline long walk_step_global(struct walk *w)
 	ds = bpf_map_lookup_elem(&devs, &key);
 	key = 0;
 	acc = bpf_map_lookup_elem(&walk_acc, &key);
-	return walk_step_on(w, ds, acc, false);
+	return walk_step_on(w, ds, acc, cast);
 }
 
-/* The same with typed loads (6.2+; bpf_loop is older, so no bounded twin). */
+__noinline long walk_step_global(struct walk *w)
+{
+	return walk_step_looked_up(w, false);
+}
+
+/* With typed loads (6.2+; bpf_loop is older, so no bounded twin). */
 __noinline long walk_step_global_cast(struct walk *w)
 {
-	struct amp_dev_stats *ds;
-	struct walk_acc *acc;
-	__u32 key;
-
-	if (!w)
-		return 1;
-	key = w->dev;
-	ds = bpf_map_lookup_elem(&devs, &key);
-	key = 0;
-	acc = bpf_map_lookup_elem(&walk_acc, &key);
-	return walk_step_on(w, ds, acc, true);
+	return walk_step_looked_up(w, true);
 }
 
 /* bpf_loop's callbacks (which must return 0 or 1). */
