@@ -10,7 +10,7 @@ set -euo pipefail
 need_root
 qemu_need_accel
 # With them, the stacked storage (partitions, LVM, LUKS, RAID1; ~18 min
-# emulated), compare --stack over them (~1.5 min), writes a dm layer
-# fails (t61, dm-flakey: no dm on the host), and faults that would disturb
-# the host: a CPU taken offline (t62) and the clock stepped (t69).
-qemu_core_tests "Debian 12's 6.1 kernel" t42 t43 t61 t62 t69
+# emulated), compare --stack over them (~1.5 min), writes a dm layer fails
+# (t61, dm-flakey: no dm on the host) and a disk's (t63), and faults that
+# would disturb the host: a CPU taken offline (t62), the clock stepped (t69).
+qemu_core_tests "Debian 12's 6.1 kernel" t42 t43 t61 t62 t63 t69

@@ -39,5 +39,6 @@ else
     [[ -n $kpkg ]] || skip "$mirror unreachable and no Ubuntu 5.15 kernel cached in $cache"
 fi
 export AMPTRACE_QEMU_KPKG=$kpkg
-# With t61: writes a dm layer fails, where the walk is the bounded one.
-qemu_core_tests "Ubuntu 22.04's $kpkg (page-era fallbacks)" t61
+# With t61 and t63: writes a dm layer and a disk fail, where the walk is
+# the bounded one.
+qemu_core_tests "Ubuntu 22.04's $kpkg (page-era fallbacks)" t61 t63
