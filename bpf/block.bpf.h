@@ -118,6 +118,7 @@ struct walk {
 	__u32 rq_left;		/* bytes left in the request */
 	bool bio_walkable;	/* REQ_OP_WRITE: pages to look at */
 	bool failed;		/* a failed write: all its bytes are class failed */
+	bool of_bio;		/* on_bio_failed's walk: its own walk_acc_bio */
 	bool bio_jbd2;		/* fs journal: jbd2 thread's, or an xfs log write */
 	bool bio_meta;
 	/* An fs_bios bio: the transaction it belongs to ({0, 0} if none).
@@ -244,7 +245,8 @@ static __always_inline void charge_owner(struct walk *w, struct amp_dev_stats *d
 	if (c->settles) {
 		__u16 run = c->run;
 
-		if (run < AMP_SCATTER_MAX)
+		/* (A failed write's folio was not written.) */
+		if (run < AMP_SCATTER_MAX && !w->failed)
 			__sync_fetch_and_or(&s->runs_written, 1ULL << run);
 		__sync_fetch_and_add(&s->folios_written, 1);
 		settle_put(s);
@@ -382,8 +384,9 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 	}
 	/* Metadata a transaction filed and writes back in place: its own. */
 	if (cls == AMP_CLASS_METADATA && host) {
-		int filed = txn_page_written(w->dev, key, sub * page_size + in_page, chunk,
-					     io.copies);
+		/* (A failed write ends the filing, charging nobody.) */
+		int filed = txn_page_written(w->dev, key, sub * page_size + in_page,
+					     w->failed ? 0 : chunk, io.copies);
 
 		if (filed) {
 			add_class(ds, acc, walk_class(w, cls), chunk);
@@ -400,7 +403,8 @@ static __always_inline long walk_step_on(struct walk *w, struct amp_dev_stats *d
 		if (*mw & bit) {
 			if (copy_is_last(key, sub * page_size + in_page, io.copies))
 				__sync_fetch_and_and(mw, ~bit);
-			__sync_fetch_and_add(&ds->meta_untraced, chunk);
+			if (!w->failed)	/* (stored nowhere: not theirs to pay) */
+				__sync_fetch_and_add(&ds->meta_untraced, chunk);
 		}
 	}
 	charge_class(w, ds, acc, cls, chunk);
@@ -431,7 +435,8 @@ static __always_inline long walk_step_looked_up(struct walk *w, const bool cast)
 	key = w->dev;
 	ds = bpf_map_lookup_elem(&devs, &key);
 	key = 0;
-	acc = bpf_map_lookup_elem(&walk_acc, &key);
+	acc = w->of_bio ? bpf_map_lookup_elem(&walk_acc_bio, &key)
+			: bpf_map_lookup_elem(&walk_acc, &key);
 	return walk_step_on(w, ds, acc, cast);
 }
 
@@ -623,7 +628,9 @@ int BPF_PROG(on_rq_complete_bounded, struct request *rq, blk_status_t error,
  * failed with them (whose bytes went to the disk's row and its partition
  * only: layers_charge).  The bio's bytes are this device's class failed;
  * its folios' owners that no request below walked settle with them as
- * failed bytes.  Loaded only where the traced stack has a dm or md device.
+ * failed bytes.  Loaded only where the traced stack has a dm device dm's
+ * symbols let amptrace walk (configure_dm).  md: its own failures are
+ * rare (a RAID retries the other legs), and not charged.
  */
 static __always_inline int bio_failed(struct bio *bio, const bool have_bpf_loop)
 {
@@ -634,11 +641,14 @@ static __always_inline int bio_failed(struct bio *bio, const bool have_bpf_loop)
 	struct walk w = {};
 	__u32 dev, whole, zero = 0;
 
-	if (!BPF_CORE_READ(bio, bi_status) || !disk ||
+	if (!BPF_CORE_READ(bio, bi_status) || !disk || !BPF_CORE_READ(bio, bi_iter.bi_size) ||
 	    !op_counts_as_write(BPF_CORE_READ(bio, bi_opf) & AMP_REQ_OP_MASK))
 		return 0;
-	/* A request-based disk's failure was its request's (request_done). */
-	if (!BPF_CORE_READ(disk, fops, submit_bio))
+	/* A dm device's, where dm is walked: a request-based disk's failure
+	 * was its request's (request_done); an md device's or another
+	 * bio-based driver's row would show only these bytes against a
+	 * counter of all it wrote. */
+	if (!dm_major || BPF_CORE_READ(disk, major) != dm_major)
 		return 0;
 	whole = (BPF_CORE_READ(disk, major) << 20) | BPF_CORE_READ(disk, first_minor);
 	dev = BPF_CORE_READ(bdev, bd_dev);
@@ -649,17 +659,18 @@ static __always_inline int bio_failed(struct bio *bio, const bool have_bpf_loop)
 		return 0;
 	__sync_fetch_and_add(&ds->ios, 1);
 	w.failed = true;
+	w.of_bio = true;
 	w.dev = dev;
 	w.rq_left = BPF_CORE_READ(bio, bi_iter.bi_size);
-	/* A partition of a dm or md device (md0p1): the whole one counts it too. */
+	/* A partition of a dm device: the whole one counts it too. */
 	if (dev != whole && (whole_ds = dev_row(whole, disk->disk_name, true))) {
 		__sync_fetch_and_add(&whole_ds->ios, 1);
 		__sync_fetch_and_add(&whole_ds->bytes[AMP_CLASS_FAILED], w.rq_left);
 	}
 	walk_load_bio(&w, NULL, bio, false);
-	/* The steps take the request's classes from the map: a request's of
-	 * before must not count here. */
-	acc = bpf_map_lookup_elem(&walk_acc, &zero);
+	/* The steps take the classes from the map: a walk's of before must
+	 * not count here. */
+	acc = bpf_map_lookup_elem(&walk_acc_bio, &zero);
 	if (acc)
 		__builtin_memset(acc, 0, sizeof(*acc));
 	if (have_bpf_loop) {

@@ -53,6 +53,9 @@ const volatile __u64 xfs_buf_end_io = 0;
  * (clone_endio, dm_mod) and dm-crypt's encrypted write (crypt_endio,
  * dm_crypt).  0: no such module loaded, or no kallsyms. */
 const volatile __u64 dm_clone_end_io = 0;
+/* dm's block major (/proc/devices), where dm is walked: whose failed bios
+ * on_bio_failed charges. */
+const volatile __u32 dm_major = 0;
 const volatile __u64 dm_crypt_end_io = 0;
 /* Their structs' members, as byte offsets from BTF (the loader's). */
 const volatile __u32 dm_tio_clone_off = 0;	/* dm_target_io.clone */

@@ -141,7 +141,9 @@ __noinline int txn_next_owner_take(struct folio_io *io)
 
 /* Metadata bytes of transaction (dev, tid) written in place on disk: in
  * its record if that is still to come, else in a late one.  1 if charged
- * (class metadata all the same); 0: by window.  Inline: the walk's frames
+ * (class metadata all the same); 0: by window.  No bytes (a failed
+ * write's, stored nowhere): nothing to charge, the filing ended all the
+ * same.  Inline: the walk's frames
  * and a call more would pass the 512 bytes of stack of the chain. */
 static __always_inline int txn_late_bytes(__u32 disk, __u32 dev, __u32 tid, __u32 bytes)
 {
@@ -150,6 +152,8 @@ static __always_inline int txn_late_bytes(__u32 disk, __u32 dev, __u32 tid, __u3
 	struct amp_dev_stats *ds = bpf_map_lookup_elem(&devs, &disk);
 	struct amp_txn_stats *ts;
 
+	if (!bytes)
+		return 1;
 	if (!ds)
 		return 0;
 	ts = bpf_map_lookup_elem(&txns, &txn);

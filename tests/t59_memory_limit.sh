@@ -12,8 +12,10 @@ need_root
 
 if grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
     root=/sys/fs/cgroup limit_file=memory.max peak_file=memory.peak
-    grep -qw memory /sys/fs/cgroup/cgroup.subtree_control ||
+    if ! grep -qw memory /sys/fs/cgroup/cgroup.subtree_control; then
         echo +memory >/sys/fs/cgroup/cgroup.subtree_control
+        at_exit sh -c 'echo -memory >/sys/fs/cgroup/cgroup.subtree_control'
+    fi
 elif [[ -d /sys/fs/cgroup/memory ]]; then
     root=/sys/fs/cgroup/memory limit_file=memory.limit_in_bytes peak_file=memory.max_usage_in_bytes
 else
@@ -40,13 +42,14 @@ oom_kills() {
 # --- too low: one line, exit 1, no kill
 echo $((32 << 20)) >"$cg/$limit_file"
 expect_error "32 MiB" "$wrapper" trace -c synth_writer -o /dev/null
-grep -q "^amptrace: the memory cgroup $cg allows 32 MiB, and loading needs about [0-9]*" "$AMP_TMP/err" ||
+grep -q "^amptrace: the memory cgroup $cg allows 32 MiB with [0-9]* in use, and loading needs about [0-9]* more" "$AMP_TMP/err" ||
     fail "32 MiB: not the memory line: $(cat "$AMP_TMP/err")"
 [[ $(oom_kills) == 0 ]] || fail "32 MiB: the kernel killed amptrace ($(oom_kills) OOM kills)"
-need=$(sed -n 's/.* loading needs about \([0-9]*\) .*/\1/p' "$AMP_TMP/err")
+need=$(sed -n 's/.* loading needs about \([0-9]*\) more.*/\1/p' "$AMP_TMP/err")
+used=$(sed -n 's/.* with \([0-9]*\) in use.*/\1/p' "$AMP_TMP/err")
 
 # --- just above what it said it needs: it traces, exactly
-limit=$((need + 24))
+limit=$((need + used + 24))
 echo $((limit << 20)) >"$cg/$limit_file"
 mnt=$AMP_TMP/mnt
 make_loopfs ext4 256 "$mnt"

@@ -125,6 +125,8 @@ ok "suspended 3 s: the writer waited, the tracer went on"
 # removes it at its last close.  Held open here, so that the test reads
 # its counter last, after the unmount's writes.
 exec 7<"/dev/mapper/$name"
+_close_fd7() { exec 7<&-; }
+at_exit _close_fd7   # (before the removal above, even on failure)
 DM_DISABLE_UDEV=1 dmsetup remove --noudevsync --force "$name" 2>/dev/null || true
 dm0=$(devstat_written_bytes "$dm") loop0=$(devstat_written_bytes "${loop##*/}")
 ok "dmsetup remove --force on the mounted device: table now '$(dmsetup table "$name" | cut -d' ' -f3-)'"

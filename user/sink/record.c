@@ -29,8 +29,9 @@
  *   3 ENTRY    u64 id, start_ns, end_ns; u32 pid, tid; comm[16];
  *              s32 syscall_nr; u32 flags; s64 bytes; u64 fd_ino; u32 fd_dev,
  *              disk, pages_dirtied, folios_dirtied, folios_written,
- *              write_faults, ios; u64 dev_bytes[4] (data, metadata, journal,
- *              other); u64 journal, window (ledger costs); u32 runs_dropped,
+ *              write_faults, ios; u64 dev_bytes[4] (data, metadata, failed
+ *              (since the failed class; journal's slot before, unused),
+ *              other's unused slot); u64 journal, window (ledger costs); u32 runs_dropped,
  *              txns_dropped; u16 nr_txns, nr_runs; nr_txns x {u32 dev, tid,
  *              handles}; nr_runs x {u64 ino, index; u32 dev; u16 npages;
  *              u8 kind, written} (only the runs used);

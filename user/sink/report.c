@@ -388,15 +388,14 @@ static struct json_object *clock_json(const struct wall_clock *c)
 	return o;
 }
 
-/* Failed writes over the disks (a layer's are the same bytes again). */
-static __u64 failed_total(const struct summary *s)
+/* Did a write fail: an entry's, or any device's? */
+static bool any_failed(const struct report *r, const struct summary *s)
 {
-	__u64 all = 0;
+	bool any = r->entries_failed_writes != 0;
 
 	for (int i = 0; i < s->nr_devs; i++)
-		if (s->devs[i].layer == DEV_DISK)
-			all += s->devs[i].st.bytes[AMP_CLASS_FAILED];
-	return all;
+		any |= s->devs[i].st.bytes[AMP_CLASS_FAILED] || s->devs[i].failed_uncounted;
+	return any;
 }
 
 static void summary_json(struct report *r, const struct summary *s)
@@ -409,7 +408,7 @@ static void summary_json(struct report *r, const struct summary *s)
 	json_object_object_add(o, "entries", json_object_new_uint64(r->entries));
 	json_object_object_add(o, "entries_unsettled", json_object_new_uint64(r->unsettled));
 	/* Only where a write failed: other runs' summaries stay as they were. */
-	if (r->entries_failed_writes || failed_total(s)) {
+	if (any_failed(r, s)) {
 		json_object_object_add(o, "entries_with_failed_writes",
 				       json_object_new_uint64(r->entries_failed_writes));
 		json_object_object_add(o, "failed_write_bytes",
@@ -782,11 +781,24 @@ static void summary_text(struct report *r, const struct summary *s)
 				(unsigned long long)s->missed[i].runs);
 		fprintf(out, "\n");
 	}
-	if (failed_col)
-		fprintf(out, "Write errors: %llu bytes of writes failed (class FAILED, not stored); "
-			"%llu entries had %llu bytes of their pages in them (failed_write_bytes)\n",
-			(unsigned long long)failed_total(s), (unsigned long long)r->entries_failed_writes,
+	if (any_failed(r, s)) {
+		/* Each device's own: a disk's failed requests, a dm device's
+		 * failed bios (the same bytes again where they failed below). */
+		fprintf(out, "Write errors (not stored):");
+		for (int i = 0; i < s->nr_devs; i++) {
+			const struct summary_dev *d = &s->devs[i];
+
+			if (d->st.bytes[AMP_CLASS_FAILED])
+				fprintf(out, " %s %llu bytes;", d->name,
+					(unsigned long long)d->st.bytes[AMP_CLASS_FAILED]);
+			if (d->failed_uncounted)
+				fprintf(out, " %s %llu bytes its counter did not count;", d->name,
+					(unsigned long long)d->failed_uncounted);
+		}
+		fprintf(out, " %llu entries had %llu bytes of their pages in them "
+			"(failed_write_bytes)\n", (unsigned long long)r->entries_failed_writes,
 			(unsigned long long)r->failed_write_bytes);
+	}
 	if (s->clock && s->clock->nr_steps)
 		fprintf(out, "Clock: the wall clock stepped %llu time%s (the largest by %+.3f s); "
 			"entry times follow it\n", (unsigned long long)s->clock->nr_steps,

@@ -41,3 +41,18 @@ int disk_read_counter(const char *name, struct disk_counter *c)
 	c->sectors_written = v[6];
 	return 0;
 }
+
+/* 5.15+: a whole disk's sequence number, new for each disk made (loop and
+ * dm reuse names and numbers, not this). */
+__u64 disk_read_seq(const char *name)
+{
+	FILE *f = sysblock_open(name, "diskseq");
+	unsigned long long seq = 0;
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &seq) != 1)
+		seq = 0;
+	fclose(f);
+	return seq;
+}

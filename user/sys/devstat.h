@@ -16,6 +16,8 @@ struct disk_counter {
 int disk_lookup(const char *name, unsigned *major, unsigned *minor);
 /* Fields 5 and 7 of /sys/block/NAME/stat: 0, or -1. */
 int disk_read_counter(const char *name, struct disk_counter *c);
+/* /sys/block/NAME/diskseq (a whole disk's, 5.15+), 0 if none. */
+__u64 disk_read_seq(const char *name);
 
 /* The kernel's dev_t (major << 20 | minor), as the BPF side keys devices. */
 static inline unsigned kdev_major(__u32 kdev) { return kdev >> 20; }

@@ -8,9 +8,10 @@
 #include <linux/types.h>
 #include <stddef.h>
 
-/* The lowest limit on the way from this process's memory cgroup to the
- * root, in bytes, and (path) the cgroup that sets it; 0 if none is set or
- * none can be read. */
-__u64 memcg_limit(char *path, size_t len);
+/* The cgroup on the way from this process's memory cgroup to the root
+ * with the least room (its limit less what it uses), in path; its limit
+ * and use in bytes.  0 if one was found, -1 if no limit is set or none
+ * can be read. */
+int memcg_room(__u64 *limit, __u64 *used, char *path, size_t len);
 
 #endif /* AMPTRACE_MEMCG_H */

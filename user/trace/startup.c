@@ -541,6 +541,7 @@ static struct amp_settle *claim_slot(const struct startup_target *tg, __u64 id, 
 		s->outstanding = AMP_STARTUP_BIAS;
 		s->closed_ns = 0;
 		memset(s->dev_bytes, 0, sizeof(s->dev_bytes));
+		s->failed_bytes = 0;
 		s->runs_written = 0;
 		s->ios = 0;
 		s->folios_written = 0;

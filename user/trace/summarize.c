@@ -24,9 +24,13 @@ struct baseline {
 	struct disk_counter c;
 	struct amp_dev_stats st;
 	/* Its counter as last read, and whether the device went away (its
-	 * name gone, or now another device's: dm and loop reuse them). */
+	 * name gone, or now another device's: dm and loop reuse names and
+	 * numbers, so its diskseq where there is one, and a counter never
+	 * goes back). */
 	struct disk_counter last;
+	__u64 seq;
 	bool gone;
+	struct amp_dev_stats gone_st;	/* its kernel row when it went */
 };
 
 struct summarizer {
@@ -43,27 +47,35 @@ static int read_same(const struct baseline *b, struct disk_counter *c)
 {
 	unsigned major, minor;
 
-	if (disk_lookup(b->name, &major, &minor) || ((major << 20) | minor) != b->kdev)
+	if (disk_lookup(b->name, &major, &minor) || ((major << 20) | minor) != b->kdev ||
+	    (b->seq && disk_read_seq(b->name) != b->seq) || disk_read_counter(b->name, c))
 		return -1;
-	return disk_read_counter(b->name, c);
+	return c->sectors_written < b->last.sectors_written ||
+	       c->write_ios < b->last.write_ios ? -1 : 0;
 }
 
-/* b's counter now, or (gone) as last read. */
-static const struct disk_counter *counter_of(struct baseline *b)
-{
-	struct disk_counter now;
-
-	if (!b->gone && !read_same(b, &now))
-		b->last = now;
-	else
-		b->gone = true;
-	return &b->last;
-}
 
 static int snapshot_dev(struct summarizer *z, __u32 kdev, struct amp_dev_stats *st)
 {
 	memset(st, 0, sizeof(*st));
 	return bpf_map_lookup_elem(z->devs_fd, &kdev, st);
+}
+
+/* b's counter now, or (gone) as last read; its kernel row is kept as it
+ * was when it went (its number may be another device's by now). */
+static const struct disk_counter *counter_of(struct summarizer *z, struct baseline *b)
+{
+	struct disk_counter now;
+
+	if (b->gone)
+		return &b->last;
+	if (!read_same(b, &now)) {
+		b->last = now;
+	} else {
+		b->gone = true;
+		snapshot_dev(z, b->kdev, &b->gone_st);
+	}
+	return &b->last;
 }
 
 /* /sys/class/block's entries, not dot files, in name order (as `ls` lists
@@ -118,6 +130,7 @@ struct summarizer *summarizer_new(int devs_fd, int files_fd, int stats_fd,
 		if (disk_read_counter(name, &b->c))
 			continue;
 		b->last = b->c;
+		b->seq = disk_read_seq(name);
 		snapshot_dev(z, b->kdev, &b->st);
 		z->nr_base++;
 	}
@@ -134,7 +147,7 @@ const char *summarizer_watch(struct summarizer *z)
 
 		if (b->gone)
 			continue;
-		counter_of(b);
+		counter_of(z, b);
 		if (b->gone)
 			return b->name;
 	}
@@ -157,18 +170,20 @@ static struct summary_dev *add_dev(struct summary *s, size_t *cap)
 }
 
 /*
- * A dm or md device counts a write it failed only if it had begun it: dm
- * counts what a target failed in its map (dm-flakey), not what it killed
- * there (dm's error target, the table `dmsetup remove --force` puts in);
- * the bio's end looks the same.  Of the failed bytes the programs saw, the
+ * A dm device counts a write it failed only if it had begun it (6.3 on):
+ * what a target failed in its map (dm-flakey), not what it killed there
+ * (dm's error target, the table `dmsetup remove --force` puts in); the
+ * bio's end looks the same.  Of the failed bytes the programs saw, the
  * class keeps what the counter has beyond the bytes stored; the rest is
  * said apart, as failed uncounted.  A disk's requests are always counted.
+ * Only at the end: a checkpoint's counter may not have counted writes in
+ * flight yet, and the class must not go down between checkpoints.
  */
 static void failed_counted(struct summary_dev *d)
 {
 	__u64 failed = d->st.bytes[AMP_CLASS_FAILED], stored = 0, counted, beyond;
 
-	if ((d->layer != DEV_DM && d->layer != DEV_MD) || !failed)
+	if (d->layer != DEV_DM || !failed)
 		return;
 	for (int k = 0; k < AMP_NR_CLASSES; k++)
 		if (k != AMP_CLASS_FAILED)
@@ -181,6 +196,12 @@ static void failed_counted(struct summary_dev *d)
 	d->st.bytes[AMP_CLASS_FAILED] = beyond;
 }
 
+void summary_failed_counted(struct summary *s)
+{
+	for (int i = 0; i < s->nr_devs; i++)
+		failed_counted(&s->devs[i]);
+}
+
 void summarize_devs(struct summarizer *z, struct summary *s)
 {
 	size_t cap = s->nr_devs;
@@ -190,10 +211,13 @@ void summarize_devs(struct summarizer *z, struct summary *s)
 	for (size_t i = 0; i < z->nr_base; i++) {
 		struct baseline *b = &z->base[i];
 		struct summary_dev d = { .kdev = b->kdev, .layer = b->layer, .disk = b->disk }, *p;
-		const struct disk_counter *now = counter_of(b);
+		const struct disk_counter *now = counter_of(z, b);
 
 		memcpy(d.name, b->name, sizeof(d.name));
-		snapshot_dev(z, b->kdev, &d.st);
+		if (b->gone)
+			d.st = b->gone_st;
+		else
+			snapshot_dev(z, b->kdev, &d.st);
 		for (int k = 0; k < AMP_NR_CLASSES; k++)
 			d.st.bytes[k] -= b->st.bytes[k];
 		d.st.charged_bytes -= b->st.charged_bytes;
@@ -209,7 +233,6 @@ void summarize_devs(struct summarizer *z, struct summary *s)
 		d.gone = b->gone;
 		d.delta.sectors_written = now->sectors_written - b->c.sectors_written;
 		d.delta.write_ios = now->write_ios - b->c.write_ios;
-		failed_counted(&d);
 		if (!d.st.ios && !d.delta.sectors_written && !z->only)
 			continue;
 		p = add_dev(s, &cap);

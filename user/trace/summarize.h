@@ -21,6 +21,9 @@ struct summarizer *summarizer_new(int devs_fd, int files_fd, int stats_fd,
  * moved (all of the stack's with only), and devices that appeared
  * meanwhile. */
 void summarize_devs(struct summarizer *z, struct summary *s);
+/* The final summary's dm rows: their failed writes the counter never
+ * counted apart from the class (failed_uncounted). */
+void summary_failed_counted(struct summary *s);
 /* Read the counters: the name of a device that went away since the last
  * look (one a call; its row keeps its counter as last read), or NULL. */
 const char *summarizer_watch(struct summarizer *z);

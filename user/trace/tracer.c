@@ -293,6 +293,28 @@ static void ledger_layers(struct tracer *t)
 		free_names(names, n);
 }
 
+/* A block driver's major from /proc/devices ("Block devices:" part); 0 if
+ * none. */
+static __u32 block_major(const char *driver)
+{
+	FILE *f = fopen("/proc/devices", "r");
+	char line[128], name[64];
+	bool block = false;
+	unsigned major;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Block devices:", 14))
+			block = true;
+		else if (block && sscanf(line, "%u %63s", &major, name) == 2 && !strcmp(name, driver)) {
+			fclose(f);
+			return major;
+		}
+	}
+	if (f)
+		fclose(f);
+	return 0;
+}
+
 /* Where dm is a module (Debian, Fedora) or built in (Ubuntu's dm core). */
 static __u64 stack_ksym(const char *name, const char *module)
 {
@@ -318,6 +340,7 @@ static void configure_dm(struct amptrace *skel)
 		skel->rodata->dm_tio_clone_off = tio_clone;
 		skel->rodata->dm_tio_io_off = tio_io;
 		skel->rodata->dm_io_orig_bio_off = orig_bio;
+		skel->rodata->dm_major = block_major("device-mapper");
 		if (crypt && base_bio < 0) {
 			why = "no BTF of dm_crypt's dm_crypt_io: its writes' bounce pages go to other";
 		} else if (crypt) {
@@ -361,23 +384,12 @@ static const char *configure_md_raid1(struct amptrace *skel)
 	return NULL;
 }
 
-static void configure_stack(const struct trace_opts *o, struct amptrace *skel)
+/* The stack's dm and md layers: walked, or said not to be. */
+static void configure_layers(struct amptrace *skel, char **names, int n)
 {
-	char **names, level[32];
-	int n = stack_names(o, &names);
+	char level[32];
 	const char *name, *why;
-	bool bio_layer = false;
 
-	/* Writes a dm or md device fails itself (dm-flakey, dm-error, a
-	 * RAID's last leg gone) reach no request: their bios' ends say it. */
-	for (int i = 0; i < n && !bio_layer; i++)
-		bio_layer = names[i] && blockdev_bio_layer(names[i]);
-	if (!bio_layer || !walk_has_bpf_loop())
-		bpf_program__set_autoload(skel->progs.on_bio_failed, false);
-	if (!bio_layer || bpf_program__autoload(skel->progs.on_bio_failed))
-		bpf_program__set_autoload(skel->progs.on_bio_failed_bounded, false);
-	if (n < 0)
-		return;
 	if ((name = stack_find(names, n, LAYER_MD_OTHER, level, sizeof(level))))
 		fprintf(stderr, "amptrace: md layers other than RAID1 not walked (%s: %s): its row "
 			"shows only its counter\n", name, level);
@@ -387,7 +399,23 @@ static void configure_stack(const struct trace_opts *o, struct amptrace *skel)
 			"counter, and a leg's copy of a page goes to other\n", why, name);
 	if (stack_find(names, n, LAYER_DM, level, sizeof(level)))
 		configure_dm(skel);
-	free_names(names, n);
+}
+
+static void configure_stack(const struct trace_opts *o, struct amptrace *skel)
+{
+	char **names;
+	int n = stack_names(o, &names);
+
+	if (n >= 0)
+		configure_layers(skel, names, n);
+	/* Writes a dm device fails itself (dm-flakey, its error target) reach
+	 * no request: their bios' ends say it, where dm is walked. */
+	if (!skel->rodata->dm_major || !walk_has_bpf_loop())
+		bpf_program__set_autoload(skel->progs.on_bio_failed, false);
+	if (!skel->rodata->dm_major || bpf_program__autoload(skel->progs.on_bio_failed))
+		bpf_program__set_autoload(skel->progs.on_bio_failed_bounded, false);
+	if (n >= 0)
+		free_names(names, n);
 }
 
 /*
@@ -884,18 +912,18 @@ static __u64 maps_estimate(const struct bpf_object *obj)
 
 /* Under a memory cgroup limit too low to load, the kernel would kill
  * amptrace while it verifies its programs (or fail a map with ENOMEM):
- * say so in one line instead.  0: enough, or no limit. */
+ * say so in one line instead.  0: room enough, or no limit. */
 static int memory_enough(const struct bpf_object *obj)
 {
 	char cgroup[4096] = "";
-	__u64 limit = memcg_limit(cgroup, sizeof(cgroup));
-	__u64 need = maps_estimate(obj) + ((__u64)AMP_LOAD_WORK_MIB << 20);
+	__u64 limit, used, need = maps_estimate(obj) + ((__u64)AMP_LOAD_WORK_MIB << 20);
 
-	if (!limit || limit >= need)
+	if (memcg_room(&limit, &used, cgroup, sizeof(cgroup)) || (limit > used && limit - used >= need))
 		return 0;
-	amp_err("the memory cgroup %s allows %llu MiB, and loading needs about %llu (maps %llu, "
-		"the kernel's check of the programs %d): raise its memory.max, or shrink the maps "
-		"(--max-pages, --max-entries)", cgroup, (unsigned long long)(limit >> 20),
+	amp_err("the memory cgroup %s allows %llu MiB with %llu in use, and loading needs about "
+		"%llu more (maps %llu, the kernel's check of the programs %d): raise its limit, or "
+		"shrink the maps (--max-pages, --max-entries)", cgroup,
+		(unsigned long long)(limit >> 20), (unsigned long long)(used >> 20),
 		(unsigned long long)(need >> 20), (unsigned long long)((need >> 20) - AMP_LOAD_WORK_MIB),
 		AMP_LOAD_WORK_MIB);
 	return -1;
@@ -1164,6 +1192,7 @@ int trace_run(const struct trace_opts *o)
 	t.skel->links.on_thread_exit = NULL;
 	amptrace__detach(t.skel);
 	summarize_devs(t.summarizer, &s);
+	summary_failed_counted(&s);
 	ring_buffer__consume(t.rb);
 	drain_open_entries(&t);
 	bpf_link__destroy(exit_link);
