@@ -118,7 +118,7 @@ struct walk {
 	__u32 rq_left;		/* bytes left in the request */
 	bool bio_walkable;	/* REQ_OP_WRITE: pages to look at */
 	bool failed;		/* a failed write: all its bytes are class failed */
-	bool of_bio;		/* on_bio_failed's walk: its own walk_acc_bio */
+	bool of_bio;		/* on_bio_failed's walk: walk_acc's slot 1 */
 	bool bio_jbd2;		/* fs journal: jbd2 thread's, or an xfs log write */
 	bool bio_meta;
 	/* An fs_bios bio: the transaction it belongs to ({0, 0} if none).
@@ -415,12 +415,14 @@ advance:
 	return 0;
 }
 
-/* One step of a global function's walk.  A global function is verified
- * once, on its own, and sees *w as plain memory, so it looks ds and acc up
- * again (two lookups a step, one of them per-CPU).  Where the step was
- * verified inline in bpf_loop's callback, loading it took the kernel ~580
- * MB (6.18: the verifier's states, charged to amptrace's memory cgroup);
- * now ~80 MB in all. */
+/* One step of the walk, in a global function.  A global function is
+ * verified once, on its own, and sees *w as plain memory, so it looks ds
+ * and acc up again (two lookups a step, one of them per-CPU).  Where the
+ * step was verified inline in bpf_loop's callback, loading it took the
+ * kernel ~580 MB (6.18: the verifier's states, charged to amptrace's
+ * memory cgroup); now ~100 MB in all.  The walk calls it from a bounded
+ * loop: bpf_loop's callback would be one frame more on a chain that has
+ * none to spare (6.1 counts 544 of its 512 bytes of stack). */
 static __always_inline long walk_step_looked_up(struct walk *w, const bool cast)
 {
 	struct amp_dev_stats *ds;
@@ -434,9 +436,8 @@ static __always_inline long walk_step_looked_up(struct walk *w, const bool cast)
 	 * three frames). */
 	key = w->dev;
 	ds = bpf_map_lookup_elem(&devs, &key);
-	key = 0;
-	acc = w->of_bio ? bpf_map_lookup_elem(&walk_acc_bio, &key)
-			: bpf_map_lookup_elem(&walk_acc, &key);
+	key = w->of_bio;	/* walk_acc's slot */
+	acc = bpf_map_lookup_elem(&walk_acc, &key);
 	return walk_step_on(w, ds, acc, cast);
 }
 
@@ -445,21 +446,10 @@ __noinline long walk_step_global(struct walk *w)
 	return walk_step_looked_up(w, false);
 }
 
-/* With typed loads (6.2+; bpf_loop is older, so no bounded twin). */
+/* With typed loads (6.2+). */
 __noinline long walk_step_global_cast(struct walk *w)
 {
 	return walk_step_looked_up(w, true);
-}
-
-/* bpf_loop's callbacks (which must return 0 or 1). */
-static long walk_step(__u32 i, void *ctx)
-{
-	return walk_step_global(ctx) ? 1 : 0;
-}
-
-static long walk_step_cast(__u32 i, void *ctx)
-{
-	return walk_step_global_cast(ctx) ? 1 : 0;
 }
 
 static __always_inline bool op_counts_as_write(__u32 op)
@@ -468,8 +458,8 @@ static __always_inline bool op_counts_as_write(__u32 op)
 	return (op & 1) && op != REQ_OP_DISCARD && op != REQ_OP_SECURE_ERASE;
 }
 
-/* Where there is no bpf_loop (before 5.17): a loop the verifier walks
- * through iteration by iteration, each one a call; bytes beyond it are
+/* The walk's loop, which the verifier walks through iteration by
+ * iteration, each one a call (walk_step_looked_up); bytes beyond it are
  * counted as unwalked, never dropped. */
 #define AMP_WALK_BOUNDED_STEPS 4096
 
@@ -543,8 +533,7 @@ static __noinline void layers_charge(const struct walk_acc *acc, bool failed)
 }
 
 static __always_inline int request_done(struct request *rq, unsigned int nr_bytes,
-					blk_status_t error, const bool have_bpf_loop,
-					const bool cast)
+					blk_status_t error, const bool cast)
 {
 	struct gendisk *disk = request_disk(rq);
 	struct amp_dev_stats *ds;
@@ -576,13 +565,9 @@ static __always_inline int request_done(struct request *rq, unsigned int nr_byte
 	bio = BPF_CORE_READ(rq, bio);
 	if (bio)
 		walk_load_bio(&w, acc, bio, cast);
-	if (have_bpf_loop) {
-		bpf_loop(walk_max_steps, cast ? walk_step_cast : walk_step, &w, 0);
-	} else {
-		for (__u32 i = 0; i < AMP_WALK_BOUNDED_STEPS && i < walk_max_steps; i++)
-			if (walk_step_global(&w))
-				break;
-	}
+	for (__u32 i = 0; i < AMP_WALK_BOUNDED_STEPS && i < walk_max_steps; i++)
+		if (cast ? walk_step_global_cast(&w) : walk_step_global(&w))
+			break;
 	if (w.rq_left) {
 		/* Walk limit reached: the rest is counted, unattributed. */
 		__sync_fetch_and_add(&ds->unwalked_bytes, w.rq_left);
@@ -602,24 +587,16 @@ SEC("tp_btf/block_rq_complete")
 int BPF_PROG(on_rq_complete, struct request *rq, blk_status_t error,
 	     unsigned int nr_bytes)
 {
-	return request_done(rq, nr_bytes, error, true, false);
+	return request_done(rq, nr_bytes, error, false);
 }
 
 /* The same with typed loads where the kernel has bpf_rdonly_cast (6.2+):
- * the loader loads one of the three. */
+ * the loader loads one of the two. */
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(on_rq_complete_cast, struct request *rq, blk_status_t error,
 	     unsigned int nr_bytes)
 {
-	return request_done(rq, nr_bytes, error, true, true);
-}
-
-/* The same, for kernels without bpf_loop; the loader loads one of the three. */
-SEC("tp_btf/block_rq_complete")
-int BPF_PROG(on_rq_complete_bounded, struct request *rq, blk_status_t error,
-	     unsigned int nr_bytes)
-{
-	return request_done(rq, nr_bytes, error, false, false);
+	return request_done(rq, nr_bytes, error, true);
 }
 
 /*
@@ -632,14 +609,15 @@ int BPF_PROG(on_rq_complete_bounded, struct request *rq, blk_status_t error,
  * symbols let amptrace walk (configure_dm).  md: its own failures are
  * rare (a RAID retries the other legs), and not charged.
  */
-static __always_inline int bio_failed(struct bio *bio, const bool have_bpf_loop)
+SEC("tp_btf/block_bio_complete")
+int BPF_PROG(on_bio_failed, struct request_queue *q, struct bio *bio)
 {
 	struct block_device *bdev = BPF_CORE_READ(bio, bi_bdev);
 	struct gendisk *disk = BPF_CORE_READ(bdev, bd_disk);
 	struct amp_dev_stats *ds, *whole_ds;
 	struct walk_acc *acc;
 	struct walk w = {};
-	__u32 dev, whole, zero = 0;
+	__u32 dev, whole, key;
 
 	if (!BPF_CORE_READ(bio, bi_status) || !disk || !BPF_CORE_READ(bio, bi_iter.bi_size) ||
 	    !op_counts_as_write(BPF_CORE_READ(bio, bi_opf) & AMP_REQ_OP_MASK))
@@ -670,32 +648,16 @@ static __always_inline int bio_failed(struct bio *bio, const bool have_bpf_loop)
 	walk_load_bio(&w, NULL, bio, false);
 	/* The steps take the classes from the map: a walk's of before must
 	 * not count here. */
-	acc = bpf_map_lookup_elem(&walk_acc_bio, &zero);
+	key = 1;	/* on_bio_failed's own slot */
+	acc = bpf_map_lookup_elem(&walk_acc, &key);
 	if (acc)
 		__builtin_memset(acc, 0, sizeof(*acc));
-	if (have_bpf_loop) {
-		bpf_loop(walk_max_steps, walk_step, &w, 0);
-	} else {
-		for (__u32 i = 0; i < AMP_WALK_BOUNDED_STEPS && i < walk_max_steps; i++)
-			if (walk_step_global(&w))
-				break;
-	}
+	for (__u32 i = 0; i < AMP_WALK_BOUNDED_STEPS && i < walk_max_steps; i++)
+		if (walk_step_global(&w))
+			break;
 	if (w.rq_left)
 		charge_class(&w, ds, NULL, AMP_CLASS_OTHER, w.rq_left);
 	return 0;
-}
-
-SEC("tp_btf/block_bio_complete")
-int BPF_PROG(on_bio_failed, struct request_queue *q, struct bio *bio)
-{
-	return bio_failed(bio, true);
-}
-
-/* The same, for kernels without bpf_loop; the loader loads one of the two. */
-SEC("tp_btf/block_bio_complete")
-int BPF_PROG(on_bio_failed_bounded, struct request_queue *q, struct bio *bio)
-{
-	return bio_failed(bio, false);
 }
 
 #endif /* AMPTRACE_BLOCK_BPF_H */

@@ -71,21 +71,15 @@ struct walk_acc {
 	__u64 xfs_origin;
 };
 
+/* [0] a request's walk; [1] on_bio_failed's, which may run over a
+ * request's walk on the same CPU (a completion in an interrupt), or under
+ * one. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, struct walk_acc);
 } walk_acc SEC(".maps");
-
-/* on_bio_failed's own: it may run over a request's walk on the same CPU
- * (a completion in an interrupt), or under one. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct walk_acc);
-} walk_acc_bio SEC(".maps");
 
 static __always_inline void layer_add(struct layers *l, __u32 dev, const void *name, __u32 share)
 {

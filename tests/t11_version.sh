@@ -29,14 +29,14 @@ line() { sed -n "s/^$1: //p" "$AMP_TMP/v1"; }
 [[ $(line libbpf) =~ ^[0-9]+\.[0-9]+ ]] || fail "libbpf line: $(line libbpf)"
 [[ $(line kernel) == "$(uname -r) $(uname -m)" ]] || fail "kernel line: $(line kernel)"
 bpftool btf dump file /sys/kernel/btf/vmlinux >"$AMP_TMP/btf.txt"
-if grep -q "'BPF_FUNC_loop' val=" "$AMP_TMP/btf.txt"; then want=yes; else want=no; fi
-[[ $(line bpf_loop) == "$want"* ]] || fail "bpf_loop: $(line bpf_loop), BTF says $want"
+if grep -q "FUNC 'bpf_rdonly_cast'" "$AMP_TMP/btf.txt"; then want=yes; else want=no; fi
+[[ $(line 'typed loads') == "$want"* ]] || fail "typed loads: $(line 'typed loads'), BTF says $want"
 if grep -q "TYPEDEF 'btf_trace_writeback_dirty_folio'" "$AMP_TMP/btf.txt"; then want='folio era'; else want='page era'; fi
 [[ $(line dirtying) == "$want"* ]] || fail "dirtying: $(line dirtying), BTF says $want"
 if [[ -d /sys/kernel/tracing/events/syscalls ]]; then
     [[ $(line 'syscall tracepoints') == yes* ]] || fail "syscall tracepoints: $(line 'syscall tracepoints')"
 fi
-ok "bpf_loop, dirtying era and syscall tracepoints agree with bpftool's BTF dump and tracefs"
+ok "typed loads, dirtying era and syscall tracepoints agree with bpftool's BTF dump and tracefs"
 
 strace -f -qq -e trace=bpf,perf_event_open -o "$AMP_TMP/strace" "$AMPTRACE" --version >/dev/null
 [[ ! -s $AMP_TMP/strace ]] || fail "--version made BPF or perf calls: $(head -3 "$AMP_TMP/strace")"

@@ -201,7 +201,7 @@ AMP_EVENTS = {
     "on_syscall_exit": "syscall exit", "on_sys_exit": "syscall exit",
     "on_dirty_folio": "dirty folio", "on_dirty_page": "dirty folio",
     "on_rq_complete": "request complete", "on_rq_complete_cast": "request complete",
-    "on_rq_complete_bounded": "request complete",
+    "on_rq_complete_bounded": "request complete",  # (older builds' name)
     "on_bio_queue": "bio queue", "on_thread_exit": "thread exit",
     "on_jbd2_handle_start": "jbd2 handle start", "on_jbd2_start_commit": "jbd2 start commit",
     "on_jbd2_end_commit": "jbd2 end commit",

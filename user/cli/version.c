@@ -8,8 +8,8 @@
  * or map is created.  On a host with kernel audit on, every program load
  * is an audit record (type 1334) that journald then stores: a version
  * query must not add to the very writes amptrace measures.  The price is
- * that "the kernel knows bpf_loop" is not "the verifier will accept our
- * use of it"; `amptrace trace -v` says what a real load chose.
+ * that "the kernel knows bpf_rdonly_cast" is not "the verifier will accept
+ * our use of it"; `amptrace trace -v` says what a real load chose.
  */
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -130,8 +130,9 @@ int cmd_version(void)
 							      "BPF_MAP_TYPE_RINGBUF")));
 	printf("task storage: %s\n", yes_no(btf_has_enumerator(btf, "bpf_map_type",
 							       "BPF_MAP_TYPE_TASK_STORAGE")));
-	printf("bpf_loop: %s\n", btf_has_enumerator(btf, "bpf_func_id", "BPF_FUNC_loop") ?
-	       "yes (request walks with bpf_loop)" : "no (before 5.17): bounded request walk");
+	printf("typed loads: %s\n", kernel_has_func("bpf_rdonly_cast") ?
+	       "yes (bpf_rdonly_cast: request walks with typed loads)" :
+	       "no (before 6.2): request walks with probe reads");
 	if (kernel_has_tracepoint("writeback_dirty_folio"))
 		printf("dirtying: folio era (writeback_dirty_folio)\n");
 	else if (kernel_has_tracepoint("writeback_dirty_page"))

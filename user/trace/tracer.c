@@ -204,12 +204,6 @@ static void xfs_programs(struct amptrace *skel, const struct trace_opts *o)
  * from BTF.  A layer that cannot be walked is said, once; its row then
  * shows only its counter.
  */
-/* The walks loop with bpf_loop (5.17+), else in a bounded loop (also where
- * AMPTRACE_NO_BPF_LOOP says so, to test that path on a newer kernel). */
-static bool walk_has_bpf_loop(void)
-{
-	return kernel_has_enum_value("bpf_func_id", "BPF_FUNC_loop") && !getenv("AMPTRACE_NO_BPF_LOOP");
-}
 
 enum stack_layer { LAYER_DM, LAYER_MD_RAID1, LAYER_MD_OTHER };
 
@@ -410,10 +404,8 @@ static void configure_stack(const struct trace_opts *o, struct amptrace *skel)
 		configure_layers(skel, names, n);
 	/* Writes a dm device fails itself (dm-flakey, its error target) reach
 	 * no request: their bios' ends say it, where dm is walked. */
-	if (!skel->rodata->dm_major || !walk_has_bpf_loop())
+	if (!skel->rodata->dm_major)
 		bpf_program__set_autoload(skel->progs.on_bio_failed, false);
-	if (!skel->rodata->dm_major || bpf_program__autoload(skel->progs.on_bio_failed))
-		bpf_program__set_autoload(skel->progs.on_bio_failed_bounded, false);
 	if (n >= 0)
 		free_names(names, n);
 }
@@ -514,20 +506,15 @@ static int configure(struct tracer *t)
 		if (o->verbose)
 			fprintf(stderr, "amptrace: no writeback_dirty_folio: per-page writeback_dirty_page\n");
 	}
-	/* The request walk: by bpf_loop, with typed loads where the kernel can
-	 * cast a raw pointer (bpf_rdonly_cast, 6.2+), else with probe reads;
-	 * before bpf_loop (5.17), a bounded loop. */
-	if (walk_has_bpf_loop()) {
-		bpf_program__set_autoload(skel->progs.on_rq_complete_bounded, false);
-		if (kernel_has_func("bpf_rdonly_cast"))
-			bpf_program__set_autoload(skel->progs.on_rq_complete, false);
-		else
-			bpf_program__set_autoload(skel->progs.on_rq_complete_cast, false);
-	} else {
+	/* The request walk: with typed loads where the kernel can cast a raw
+	 * pointer (bpf_rdonly_cast, 6.2+), else with probe reads (also where
+	 * AMPTRACE_NO_CAST says so, to test that path on a newer kernel). */
+	if (kernel_has_func("bpf_rdonly_cast") && !getenv("AMPTRACE_NO_CAST")) {
 		bpf_program__set_autoload(skel->progs.on_rq_complete, false);
+	} else {
 		bpf_program__set_autoload(skel->progs.on_rq_complete_cast, false);
 		if (o->verbose)
-			fprintf(stderr, "amptrace: no bpf_loop: request walks in a bounded loop\n");
+			fprintf(stderr, "amptrace: request walks with probe reads\n");
 	}
 
 	if (configure_btrfs(t))
@@ -876,8 +863,8 @@ static void prefault_maps(struct tracer *t)
 /* What the kernel charges to amptrace's memory cgroup while it loads: its
  * maps as sized (per type, roughly as the kernel allocates them), and the
  * verifier's work on the programs with the loader's own memory, measured
- * at 34 MiB on 6.18 (peak 82 MiB with 48 MiB of maps). */
-#define AMP_LOAD_WORK_MIB 40
+ * at 54 MiB on 6.18 (peak 97 MiB with 43 MiB of maps). */
+#define AMP_LOAD_WORK_MIB 56
 
 static __u64 maps_estimate(const struct bpf_object *obj)
 {
