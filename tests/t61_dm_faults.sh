@@ -15,26 +15,37 @@ set -euo pipefail
 need_root
 command -v dmsetup >/dev/null || skip "dmsetup not installed (apt-get install dmsetup)"
 
-img=$AMP_TMP/flakey.img
-truncate -s 256M "$img"
-at_exit rm -f "$img"
-loop=$(losetup -f --show "$img")
-at_exit losetup -d "$loop"
-sectors=$(blockdev --getsz "$loop")
-name=amp-flakey-$$
+# dm_ext4 KIND ARGS DIR...: a 256 MiB loop disk under a dm device of that
+# kind (table "0 SECTORS KIND LOOP 0 ARGS"), ext4 on it at
+# $AMP_TMP/mnt-KIND with the DIRs made, written out and quiet; sets loop,
+# sectors, name, dm and mnt.  Everything goes at exit, even on failure.
+_dm_remove_left() { dmsetup info "$1" >/dev/null 2>&1 || return 0; _dm_remove "$1"; }
+dm_ext4() {
+    local kind=$1 args=$2 img=$AMP_TMP/$1.img
+    shift 2
+    truncate -s 256M "$img"
+    at_exit rm -f "$img"
+    loop=$(losetup -f --show "$img")
+    at_exit losetup -d "$loop"
+    sectors=$(blockdev --getsz "$loop")
+    name=amp-$kind-$$
+    DM_DISABLE_UDEV=1 dmsetup create --noudevsync "$name" \
+        --table "0 $sectors $kind $loop 0${args:+ $args}" 2>/dev/null ||
+        skip "no dm-$kind here (the qemu guests have it)"
+    at_exit _dm_remove_left "$name"
+    dm=$(blockdev_sysname "/dev/mapper/$name")
+    mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "/dev/mapper/$name"
+    mnt=$AMP_TMP/mnt-$kind
+    _mkdir_tracked "$mnt"
+    mount "/dev/mapper/$name" "$mnt"
+    at_exit _umount_robust "$mnt"
+    (cd "$mnt" && mkdir "$@")
+    sync
+    _wait_quiet "$mnt" 3 20
+}
+
 [[ -e /sys/module/dm_flakey ]] || modprobe dm_flakey 2>/dev/null || true
-DM_DISABLE_UDEV=1 dmsetup create --noudevsync "$name" --table "0 $sectors flakey $loop 0 3600 0" \
-    2>/dev/null || skip "no dm-flakey here (the qemu guests have it)"
-at_exit _dm_remove "$name"
-dm=$(blockdev_sysname "/dev/mapper/$name")
-mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "/dev/mapper/$name"
-mnt=$AMP_TMP/mnt-flakey
-_mkdir_tracked "$mnt"
-mount "/dev/mapper/$name" "$mnt"
-at_exit _umount_robust "$mnt"
-mkdir "$mnt/ok" "$mnt/lost"
-sync
-_wait_quiet "$mnt" 3 20
+dm_ext4 flakey "3600 0" ok lost
 
 TRACE_LAYERS="$dm ${loop##*/}" start_tracer -c synth_writer --dev "/dev/mapper/$name"
 # Which program watches the bios' ends (names cut at 15 characters).
@@ -75,25 +86,7 @@ python3 "$AMP_ROOT/tests/checks.py" devsum "$TRACE_OUT" "${loop##*/}"
 # The tracer goes on with the disk below it, says the device went away in
 # one line, and its row keeps the counter as last read.
 echo "--- a device stalled, failing, then removed"
-img=$AMP_TMP/linear.img
-truncate -s 256M "$img"
-at_exit rm -f "$img"
-loop=$(losetup -f --show "$img")
-at_exit losetup -d "$loop"
-sectors=$(blockdev --getsz "$loop")
-name=amp-linear-$$
-DM_DISABLE_UDEV=1 dmsetup create --noudevsync "$name" --table "0 $sectors linear $loop 0"
-_dm_remove_left() { dmsetup info "$1" >/dev/null 2>&1 || return 0; _dm_remove "$1"; }
-at_exit _dm_remove_left "$name"
-dm=$(blockdev_sysname "/dev/mapper/$name")
-mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "/dev/mapper/$name"
-mnt=$AMP_TMP/mnt-linear
-_mkdir_tracked "$mnt"
-mount "/dev/mapper/$name" "$mnt"
-at_exit _umount_robust "$mnt"
-mkdir "$mnt/ok" "$mnt/stall" "$mnt/lost"
-sync
-_wait_quiet "$mnt" 3 20
+dm_ext4 linear "" ok stall lost
 
 TRACE_LAYERS="$dm ${loop##*/}" start_tracer -c synth_writer --dev "/dev/mapper/$name"
 "$SYNTH_WRITER" -n 4 -w 2 -m 1 "$mnt/ok" | cat >"$AMP_TMP/expect-ok.json"
