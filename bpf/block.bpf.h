@@ -463,6 +463,14 @@ static __always_inline bool op_counts_as_write(__u32 op)
  * counted as unwalked, never dropped. */
 #define AMP_WALK_BOUNDED_STEPS 4096
 
+/* Step w until it is done or the limit is reached (w->rq_left: the rest). */
+static __always_inline void walk_run(struct walk *w, const bool cast)
+{
+	for (__u32 i = 0; i < AMP_WALK_BOUNDED_STEPS && i < walk_max_steps; i++)
+		if (cast ? walk_step_global_cast(w) : walk_step_global(w))
+			break;
+}
+
 /* devs[dev], made on first use (named from name, a kernel string; layer:
  * a partition's or dm device's row, see struct amp_dev_stats). */
 static __always_inline struct amp_dev_stats *dev_row(__u32 dev, const char *name, bool layer)
@@ -565,9 +573,7 @@ static __always_inline int request_done(struct request *rq, unsigned int nr_byte
 	bio = BPF_CORE_READ(rq, bio);
 	if (bio)
 		walk_load_bio(&w, acc, bio, cast);
-	for (__u32 i = 0; i < AMP_WALK_BOUNDED_STEPS && i < walk_max_steps; i++)
-		if (cast ? walk_step_global_cast(&w) : walk_step_global(&w))
-			break;
+	walk_run(&w, cast);
 	if (w.rq_left) {
 		/* Walk limit reached: the rest is counted, unattributed. */
 		__sync_fetch_and_add(&ds->unwalked_bytes, w.rq_left);
@@ -652,9 +658,7 @@ int BPF_PROG(on_bio_failed, struct request_queue *q, struct bio *bio)
 	acc = bpf_map_lookup_elem(&walk_acc, &key);
 	if (acc)
 		__builtin_memset(acc, 0, sizeof(*acc));
-	for (__u32 i = 0; i < AMP_WALK_BOUNDED_STEPS && i < walk_max_steps; i++)
-		if (walk_step_global(&w))
-			break;
+	walk_run(&w, false);
 	if (w.rq_left)
 		charge_class(&w, ds, NULL, AMP_CLASS_OTHER, w.rq_left);
 	return 0;

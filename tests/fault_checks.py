@@ -62,6 +62,21 @@ def stored(img_fd, offset):
         return False
 
 
+def writer_entries(entries, expected):
+    pid = expected[0]["pid"]
+    mine = [e for e in entries if e["pid"] == pid and e["syscall"] == "pwrite64"]
+    if len(mine) != len(expected):
+        fail(f"{len(mine)} pwrite64 entries of the writer, expected {len(expected)}")
+    return mine
+
+
+def bill_of(mine):
+    """The entries' data bytes, failed bytes and the ids of those unsettled."""
+    return (sum(e["dev_bytes"]["data"] for e in mine),
+            sum(e.get("failed_write_bytes", 0) for e in mine),
+            [e["id"] for e in mine if not e["settled"]])
+
+
 def check_failed_writes(trace_path, expect_path, dev, img, mnt):
     entries, summary = load_trace(trace_path)
     expected = [json.loads(l) for l in open(expect_path) if l.strip()]
@@ -88,13 +103,8 @@ def check_failed_writes(trace_path, expect_path, dev, img, mnt):
         fail(f"scenario: {kept} pages reached the backing file: the test needs every "
              f"write of them to fail")
 
-    pid = expected[0]["pid"]
-    mine = [e for e in entries if e["pid"] == pid and e["syscall"] == "pwrite64"]
-    if len(mine) != len(expected):
-        fail(f"{len(mine)} pwrite64 entries of the writer, expected {len(expected)}")
-    failed = sum(e.get("failed_write_bytes", 0) for e in mine)
-    data = sum(e["dev_bytes"]["data"] for e in mine)
-    unsettled = [e["id"] for e in mine if not e["settled"]]
+    mine = writer_entries(entries, expected)
+    data, failed, unsettled = bill_of(mine)
     print(f"entries: {len(mine)}, failed_write_bytes {failed}, data {data}, "
           f"unsettled {unsettled}")
     if unsettled:
@@ -115,14 +125,6 @@ def check_failed_writes(trace_path, expect_path, dev, img, mnt):
         fail(f"summary entries_with_failed_writes {summary.get('entries_with_failed_writes')}")
     ok(f"{dev}: class failed {d['classes']['failed']} (the writer's {lost * page} and "
        f"the rest of the failed requests); summary: {failed} bytes in {len(mine)} entries")
-
-
-def writer_entries(entries, expected):
-    pid = expected[0]["pid"]
-    mine = [e for e in entries if e["pid"] == pid and e["syscall"] == "pwrite64"]
-    if len(mine) != len(expected):
-        fail(f"{len(mine)} pwrite64 entries of the writer, expected {len(expected)}")
-    return mine
 
 
 def check_layer_failed(trace_path, expect_ok_path, expect_path, dm, disk, failed_bytes,
@@ -154,9 +156,7 @@ def check_layer_failed(trace_path, expect_ok_path, expect_path, dm, disk, failed
     if killed:
         ok(f"{dm}: the killed writes: {failed_bytes} counted (class failed), {uncounted} "
            f"not (failed_uncounted); the writer's {want} bytes among them")
-    failed = sum(e.get("failed_write_bytes", 0) for e in mine)
-    data = sum(e["dev_bytes"]["data"] for e in mine)
-    unsettled = [e["id"] for e in mine if not e["settled"]]
+    data, failed, unsettled = bill_of(mine)
     print(f"entries: {len(mine)}, failed_write_bytes {failed}, data {data}, unsettled {unsettled}")
     if unsettled:
         fail(f"entries left unsettled: {unsettled}")
@@ -166,9 +166,8 @@ def check_layer_failed(trace_path, expect_ok_path, expect_path, dm, disk, failed
        f"as written")
     first = writer_entries(entries, expected_ok)
     want = sum(len(x["pages"]) for x in expected_ok) * 4096
-    data = sum(e["dev_bytes"]["data"] for e in first)
-    failed = sum(e.get("failed_write_bytes", 0) for e in first)
-    if data != want or failed or not all(e["settled"] for e in first):
+    data, failed, unsettled = bill_of(first)
+    if data != want or failed or unsettled:
         fail(f"the first writer's entries: {data} bytes written and {failed} failed; want "
              f"{want} written, none failed, all settled")
     if not d["classes"]["data"]:
@@ -182,9 +181,8 @@ def check_settled(trace_path, expect_path):
     expected = [json.loads(l) for l in open(expect_path) if l.strip()]
     mine = writer_entries(entries, expected)
     want = sum(len(x["pages"]) for x in expected) * 4096
-    data = sum(e["dev_bytes"]["data"] for e in mine)
-    failed = sum(e.get("failed_write_bytes", 0) for e in mine)
-    if data + failed != want or not all(e["settled"] for e in mine):
+    data, failed, unsettled = bill_of(mine)
+    if data + failed != want or unsettled:
         fail(f"the writer's entries: {data} bytes written, {failed} failed, "
              f"{sum(e['settled'] for e in mine)} of {len(mine)} settled; want {want} in all")
     ok(f"the writer's {len(mine)} entries settled: {data} bytes written, {failed} failed "

@@ -56,6 +56,11 @@ static __u64 read_bytes(const char *dir, const char *file)
 	return v >= (1ULL << 62) ? 0 : v;
 }
 
+static __u64 room(__u64 limit, __u64 used)
+{
+	return limit > used ? limit - used : 0;
+}
+
 /* The level with the least room from mount/cg up to the mount (each
  * ancestor's limit applies), into best if it has less than best. */
 static void least_room(const char *mount, const char *cg, bool v2, struct level *best)
@@ -68,8 +73,7 @@ static void least_room(const char *mount, const char *cg, bool v2, struct level 
 		__u64 used = read_bytes(dir, v2 ? "memory.current" : "memory.usage_in_bytes");
 		char *slash;
 
-		if (limit && (!best->limit || (limit > used ? limit - used : 0) <
-					      (best->limit > best->used ? best->limit - best->used : 0))) {
+		if (limit && (!best->limit || room(limit, used) < room(best->limit, best->used))) {
 			best->limit = limit;
 			best->used = used;
 			snprintf(best->path, sizeof(best->path), "%s", dir);

@@ -54,7 +54,6 @@ static int read_same(const struct baseline *b, struct disk_counter *c)
 	       c->write_ios < b->last.write_ios ? -1 : 0;
 }
 
-
 static int snapshot_dev(struct summarizer *z, __u32 kdev, struct amp_dev_stats *st)
 {
 	memset(st, 0, sizeof(*st));

@@ -204,7 +204,6 @@ static void xfs_programs(struct amptrace *skel, const struct trace_opts *o)
  * from BTF.  A layer that cannot be walked is said, once; its row then
  * shows only its counter.
  */
-
 enum stack_layer { LAYER_DM, LAYER_MD_RAID1, LAYER_MD_OTHER };
 
 static bool layer_is(const char *name, enum stack_layer want, char *level, size_t len)
@@ -858,7 +857,6 @@ static void prefault_maps(struct tracer *t)
 		prefault_said(t, bpf_map__name(maps[i]), n, "lookups", t0);
 	}
 }
-
 
 /* What the kernel charges to amptrace's memory cgroup while it loads: its
  * maps as sized (per type, roughly as the kernel allocates them), and the
