@@ -18,6 +18,7 @@
 #include "entry.bpf.h"
 #include "folios.bpf.h"
 #include "sender.bpf.h"
+#include "relay.bpf.h"
 #include "syscall.bpf.h"
 #include "txnpages.bpf.h"
 #include "fsjournal.bpf.h"

@@ -49,6 +49,10 @@ enum amp_sender_how {
 				 * datagram's sender, a stream's writer */
 	AMP_SENDER_KERNEL = 2,	/* the kernel: /dev/kmsg, a netlink socket
 				 * (audit), credentials of pid 0 */
+	/* A relay's write (bpf/relay.bpf.h): its linked receives came from
+	 * more than one sender, or with no credentials. */
+	AMP_SENDER_SEVERAL = 3,
+	AMP_SENDER_NOCREDS = 4,
 };
 
 /*
@@ -157,11 +161,15 @@ struct amp_entry {
 	__u32 txns_dropped;	/* transactions beyond AMP_ENTRY_TXNS */
 	/* Who sent a received record (enum amp_sender_how says how it is
 	 * known): the sending process's tgid and uid, as the kernel gave
-	 * them to the receiver.  A write's sender is its own process. */
+	 * them to the receiver.  A write's sender is its own process, or,
+	 * for a relay (rsyslog; sender_how set), the sender of the receives
+	 * it links to (sender_links of them, at most 255; 0: of the one its
+	 * file's last write took ahead of it: bpf/relay.bpf.h). */
 	__u32 sender_pid;
 	__u32 sender_uid;
 	__u8 sender_how;
-	__u8 __pad[3];
+	__u8 sender_links;
+	__u8 __pad[2];
 	struct amp_entry_txn txns[AMP_ENTRY_TXNS];
 	struct amp_page_run runs[AMP_SCATTER_MAX];
 };

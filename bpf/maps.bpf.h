@@ -36,6 +36,9 @@ volatile __u32 settle_slot_mask AMP_HOT = (1 << 17) - 1;	/* unsettled's size - 1
 volatile __u32 folio_table_mask AMP_HOT = (1 << 18) - 1;	/* folio_table's size - 1 */
 /* Receives are traced: keep exited processes' names (exited_procs). */
 volatile bool track_senders AMP_HOT = false;
+/* --preset write: receives of a traced writer name its writes' senders
+ * (bpf/relay.bpf.h) and open no entry. */
+volatile bool relay_links AMP_HOT = false;
 
 /* Set by the loader through the skeleton's rodata before load. */
 const volatile __u32 page_size = 4096;

@@ -38,9 +38,16 @@ static __always_inline __u64 exit_syscall_arg(int n)
 	return n == 0 ? PT_REGS_PARM1_CORE_SYSCALL(regs) : PT_REGS_PARM2_CORE_SYSCALL(regs);
 }
 
+/* Who sent a record, as enum amp_sender_how says. */
+struct sender_id {
+	__u32 pid;
+	__u32 uid;
+	__u8 how;
+};
+
 /* The SCM_CREDENTIALS in the control buffer of the msghdr at user
- * address msg, into e; nothing if there is none. */
-static __always_inline void sender_from_msghdr(struct amp_entry *e, __u64 msg)
+ * address msg, into who; nothing if there is none. */
+static __always_inline void sender_from_msghdr(struct sender_id *who, __u64 msg)
 {
 	struct { __u64 control, controllen; } ctl;
 	__u64 off = 0;
@@ -58,10 +65,10 @@ static __always_inline void sender_from_msghdr(struct amp_entry *e, __u64 msg)
 		if (h.cmsg_level == AMP_SOL_SOCKET && h.cmsg_type == AMP_SCM_CREDENTIALS) {
 			if (bpf_probe_read_user(&uc, sizeof(uc), (void *)(ctl.control + off + sizeof(h))))
 				return;
-			e->sender_pid = uc.pid;
-			e->sender_uid = uc.uid;
+			who->pid = uc.pid;
+			who->uid = uc.uid;
 			/* pid 0: sent by the kernel (audit over netlink). */
-			e->sender_how = uc.pid ? AMP_SENDER_CREDS : AMP_SENDER_KERNEL;
+			who->how = uc.pid ? AMP_SENDER_CREDS : AMP_SENDER_KERNEL;
 			return;
 		}
 		if (h.cmsg_len < sizeof(h))
@@ -85,21 +92,21 @@ static __always_inline bool fd_is_netlink(int fd)
 	return sock && BPF_CORE_READ(sock, sk, __sk_common.skc_family) == AMP_AF_NETLINK;
 }
 
-/* The sender of the record entry e was opened for, at the receive's exit:
- * kind and msgvec as the receive gave them (recvmmsg: its first message's). */
-static __always_inline void receive_sender(struct amp_entry *e, __u8 kind, __u64 msgvec,
+/* The sender of the record just received, at the receive's exit: kind
+ * and msgvec as the receive gave them (recvmmsg: its first message's). */
+static __always_inline void receive_sender(struct sender_id *who, __u8 kind, __u64 msgvec,
 					   bool kmsg)
 {
 	if (kmsg) {
-		e->sender_how = AMP_SENDER_KERNEL;
+		who->how = AMP_SENDER_KERNEL;
 		return;
 	}
 	if (kind == AMP_SYS_RECVMMSG)
-		sender_from_msghdr(e, msgvec);	/* mmsghdr starts with its msghdr */
+		sender_from_msghdr(who, msgvec);	/* mmsghdr starts with its msghdr */
 	else if (kind == AMP_SYS_RECVMSG)
-		sender_from_msghdr(e, exit_syscall_arg(1));
-	if (e->sender_how == AMP_SENDER_NONE && fd_is_netlink((int)exit_syscall_arg(0)))
-		e->sender_how = AMP_SENDER_KERNEL;
+		sender_from_msghdr(who, exit_syscall_arg(1));
+	if (who->how == AMP_SENDER_NONE && fd_is_netlink((int)exit_syscall_arg(0)))
+		who->how = AMP_SENDER_KERNEL;
 }
 
 /* kernfs_node's parent: `__parent` since 6.15 (RCU), `parent` before. */

@@ -105,6 +105,7 @@ static __always_inline int logging_syscall_enter(long nr, struct pt_regs *regs,
 	struct fd_ident id = {};
 	struct amp_file_stats *fs;
 	struct amp_thread *t;
+	struct amp_entry *e;
 	__u32 key = nr;
 	struct inode *inode;
 	__u8 *kind;
@@ -152,8 +153,11 @@ static __always_inline int logging_syscall_enter(long nr, struct pt_regs *regs,
 		}
 		p.fd_dev = fk.dev;
 		p.fd_ino = fk.ino;
-		if (!entry_open(t, pid_tgid, &p, bpf_ktime_get_boot_ns()))
+		e = entry_open(t, pid_tgid, &p, bpf_ktime_get_boot_ns());
+		if (!e)
 			return 0;
+		if (relay_links)
+			relay_link_write(e, pid_tgid >> 32, &fk);
 	} else {
 		/* Receives on sockets, and journald's reads of kernel messages
 		 * (/dev/kmsg, char 1:11): each one a log record. */
@@ -211,15 +215,23 @@ static __always_inline void receive_done(struct amp_thread *t, __u32 nr, __u8 ki
 					 __u64 arg_ptr, bool kmsg, long ret)
 {
 	struct pending_syscall p = { .nr = nr, .kind = kind };
+	struct sender_id who = {};
 	struct amp_entry *e;
 
 	if (ret <= 0)
 		return;
+	if (relay_links) {	/* --preset write: a relay's receive, no entry */
+		relay_receive(kind, arg_ptr, kmsg);
+		return;
+	}
 	e = entry_open(t, bpf_get_current_pid_tgid(), &p, bpf_ktime_get_boot_ns());
 	if (!e)
 		return;
 	e->bytes = kind == AMP_SYS_RECVMMSG ? recvmmsg_bytes(arg_ptr, ret) : ret;
-	receive_sender(e, kind, arg_ptr, kmsg);
+	receive_sender(&who, kind, arg_ptr, kmsg);
+	e->sender_pid = who.pid;
+	e->sender_uid = who.uid;
+	e->sender_how = who.how;
 }
 
 /* nr: the syscall, or -1 where the hook does not say (raw sys_exit). */

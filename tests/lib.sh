@@ -430,7 +430,8 @@ prog_ids_of() { cat /proc/"$1"/fdinfo/* 2>/dev/null | sed -n 's/^prog_id:[[:spac
 # JOURNALD_SOCK; journald 257 also turns kernel audit on by default, so
 # the audit state is put back as it was when the test ends.
 # AMP_JOURNALD_CONF: lines for a journald.conf drop-in ([Journal] section),
-# e.g. "Audit=no" (257 only: the host's journald.conf is never touched).
+# e.g. "Audit=no": in the chroot's /etc, or for the host's journald in
+# /run/systemd/journald.conf.d (removed after; /etc is never touched).
 AMP_JOURNALD=${AMP_JOURNALD:-252}
 # journald 257 runs with these drop-in lines whenever AMP_JOURNALD_CONF is
 # unset: none by default, so its own defaults, Audit=yes among them (kernel
@@ -459,7 +460,7 @@ use_journald() {
             ;;
         *) _log "use_journald: AMP_JOURNALD=$AMP_JOURNALD (want 252, 257 or forky)"; return 2 ;;
     esac
-    _log "use_journald: journald $JOURNALD_VERSION${JOURNALD_ROOT:+ in chroot $JOURNALD_ROOT${AMP_JOURNALD_CONF:+, journald.conf: $AMP_JOURNALD_CONF}}"
+    _log "use_journald: journald $JOURNALD_VERSION${JOURNALD_ROOT:+ in chroot $JOURNALD_ROOT}${AMP_JOURNALD_CONF:+, journald.conf: $AMP_JOURNALD_CONF}"
 }
 
 # rootfs_overlay SUITE [PKG,...]: the cached Debian tree of SUITE (with
@@ -567,6 +568,13 @@ start_journald() {
             mount -t tmpfs -o mode=0755,size=64m amptest-runlog "$runlog"
             at_exit _umount_robust "$runlog"
         fi
+        # Settings: a drop-in under /run (the host's /etc is left alone).
+        if [[ -n ${AMP_JOURNALD_CONF:-} ]]; then
+            _mkdir_tracked /run/systemd/journald.conf.d
+            printf '[Journal]\n%s\n' "$AMP_JOURNALD_CONF" \
+                >/run/systemd/journald.conf.d/amptest.conf
+            at_exit rm -f /run/systemd/journald.conf.d/amptest.conf
+        fi
         # Register cleanup of the paths journald creates before starting it.
         _snapshot_dir "$wdir" "$AMP_TMP/snap.runjournal"
         _snapshot_dir "$runlog" "$AMP_TMP/snap.runlog"
@@ -668,13 +676,14 @@ journal_one_line() {
 
 # ---------------------------------------------------------------- rsyslog ---
 
-# start_rsyslog LOGFILE: private rsyslogd listening only on
-# $AMP_TMP/rsyslog.sock, writing exactly "<message>\n" per line to LOGFILE,
-# and only for messages tagged $AMP_TAG (rsyslog's own start/stop notices
-# are dropped).  Sets RSYSLOG_PID and RSYSLOG_SOCK.
+# start_rsyslog LOGFILE [SOCKET]: private rsyslogd listening only on
+# SOCKET ($AMP_TMP/rsyslog.sock by default; journald forwards to
+# /run/systemd/journal/syslog), writing exactly "<message>\n" per line to
+# LOGFILE, and only for messages tagged $AMP_TAG (rsyslog's own start/stop
+# notices are dropped).  Sets RSYSLOG_PID and RSYSLOG_SOCK.
 start_rsyslog() {
     local logfile=$1 conf=$AMP_TMP/rsyslog.conf
-    RSYSLOG_SOCK=$AMP_TMP/rsyslog.sock
+    RSYSLOG_SOCK=${2:-$AMP_TMP/rsyslog.sock}
     # The RFC3164 parser keeps the space after "tag:" in %msg%;
     # remove.msgFirstSpace drops exactly that one space (not any others).
     # Output goes through omfile's defaults: 4 KiB buffer, flushed at the end

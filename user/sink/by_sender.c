@@ -160,5 +160,7 @@ json_object *sender_json(const struct sender *s)
 		json_object_object_add(j, "unit", json_object_new_string(s->unit));
 	if (s->container[0])
 		json_object_object_add(j, "container", json_object_new_string(s->container));
+	if (s->relay)
+		json_object_object_add(j, "relayed_receives", json_object_new_int64(s->relayed));
 	return j;
 }

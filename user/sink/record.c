@@ -40,7 +40,8 @@
  *              an entry with btrfs metadata or a sender) u16 n + n x u64
  *              its btrfs metadata by tree (ledger's btrfs_tree); then
  *              (since senders) u8 state (enum sender_state), u32 pid,
- *              uid, str comm, cgroup, unit, container
+ *              uid, str comm, cgroup, unit, container, (since relays)
+ *              u8 relay, u32 receives linked
  *   4 FILE     u32 dev, u64 ino, u32 last_pid, str kernel name, u64 entries,
  *              syscall_bytes, folios_dirtied, pages_dirtied, dev_bytes
  *   5 SUMMARY  u8 final, u8 pad[3], u32 nr_files (FILE records just before),
@@ -424,6 +425,8 @@ void recorder_entry(struct recorder *r, const struct amp_entry *e, const struct 
 		put_str(b, c->sender->cgroup, sizeof(c->sender->cgroup));
 		put_str(b, c->sender->unit, sizeof(c->sender->unit));
 		put_str(b, c->sender->container, sizeof(c->sender->container));
+		put_u8(b, c->sender->relay);
+		put_u32(b, c->sender->relayed);
 	}
 	emit(r, RECORD_ENTRY);
 	r->entries++;
@@ -810,6 +813,11 @@ static bool decode_entry(struct cur *c, struct amp_entry *e, struct entry_costs 
 		get_str(c, who->cgroup, sizeof(who->cgroup));
 		get_str(c, who->unit, sizeof(who->unit));
 		get_str(c, who->container, sizeof(who->container));
+		/* Written since relays. */
+		if (!c->short_ && c->pos < c->len) {
+			who->relay = get_u8(c);
+			who->relayed = get_u32(c);
+		}
 		if (who->state >= SENDER_NR_STATES)
 			return false;
 		co->sender = who;

@@ -6,26 +6,35 @@
 #include "sys/presets.h"
 
 static const struct preset_syscall receive_syscalls[] = {
-	{ "recvmsg", SYS_recvmsg, AMP_SYS_RECVMSG },
-	{ "recvfrom", SYS_recvfrom, AMP_SYS_SOCKRECV },
-	{ "recvmmsg", SYS_recvmmsg, AMP_SYS_RECVMMSG },
-	{ "read", SYS_read, AMP_SYS_RECV },
-	{ "readv", SYS_readv, AMP_SYS_RECV },
+	{ "recvmsg", SYS_recvmsg, AMP_SYS_RECVMSG, false },
+	{ "recvfrom", SYS_recvfrom, AMP_SYS_SOCKRECV, false },
+	{ "recvmmsg", SYS_recvmmsg, AMP_SYS_RECVMMSG, false },
+	{ "read", SYS_read, AMP_SYS_RECV, false },
+	{ "readv", SYS_readv, AMP_SYS_RECV, false },
 };
 
 static const struct preset_syscall write_syscalls[] = {
-	{ "write", SYS_write, AMP_SYS_WRITE },
-	{ "writev", SYS_writev, AMP_SYS_WRITE },
-	{ "pwrite64", SYS_pwrite64, AMP_SYS_WRITE },
-	{ "pwritev", SYS_pwritev, AMP_SYS_WRITE },
-	{ "pwritev2", SYS_pwritev2, AMP_SYS_WRITE },
+	{ "write", SYS_write, AMP_SYS_WRITE, false },
+	{ "writev", SYS_writev, AMP_SYS_WRITE, false },
+	{ "pwrite64", SYS_pwrite64, AMP_SYS_WRITE, false },
+	{ "pwritev", SYS_pwritev, AMP_SYS_WRITE, false },
+	{ "pwritev2", SYS_pwritev2, AMP_SYS_WRITE, false },
+};
+
+/* A writer that receives what it writes (rsyslog's imuxsock): the
+ * credentials of its receives name its writes' senders.  recvmsg only:
+ * the one receive that carries them. */
+static const struct preset_syscall relay_syscalls[] = {
+	{ "recvmsg", SYS_recvmsg, AMP_SYS_RECVMSG, true },
 };
 
 #define N_RECV (sizeof(receive_syscalls) / sizeof(receive_syscalls[0]))
 #define N_WRITE (sizeof(write_syscalls) / sizeof(write_syscalls[0]))
+#define N_RELAY (sizeof(relay_syscalls) / sizeof(relay_syscalls[0]))
 
 static struct preset_syscall chosen[N_RECV + N_WRITE];
 _Static_assert(N_RECV + N_WRITE <= AMP_MAX_PRESET_SYSCALLS, "raise AMP_MAX_PRESET_SYSCALLS");
+_Static_assert(N_RELAY <= N_RECV, "a relay's receives are some of the receives");
 
 /* journald's comm as the kernel keeps it (15 characters). */
 static bool is_journald(const char *comm)
@@ -92,6 +101,10 @@ int preset_resolve(const char *preset, const struct preset_target *opts,
 		chosen[k++] = receive_syscalls[i];
 	for (size_t i = 0; write && i < N_WRITE; i++)
 		chosen[k++] = write_syscalls[i];
+	/* Writes alone: a writer's receives name its writes' senders.  With
+	 * receives traced (all) each receive is an entry of its own. */
+	for (size_t i = 0; write && !recv && i < N_RELAY; i++)
+		chosen[k++] = relay_syscalls[i];
 	*list = chosen;
 	*n = k;
 	return 0;

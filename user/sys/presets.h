@@ -14,6 +14,8 @@ struct preset_syscall {
 	const char *name;
 	int nr;
 	enum amp_syscall_kind kind;
+	bool relay;	/* a writer's receive: names its writes' senders
+			 * (bpf/relay.bpf.h), opens no entry */
 };
 
 /* What is traced, for the `auto` preset: journald or not. */

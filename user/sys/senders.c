@@ -29,7 +29,7 @@
 const char *const sender_state_names[SENDER_NR_STATES] = {
 	[SENDER_SELF] = "self", [SENDER_LIVE] = "live", [SENDER_EXITED] = "exited",
 	[SENDER_GONE] = "gone", [SENDER_REUSED] = "reused", [SENDER_KERNEL] = "kernel",
-	[SENDER_NOCREDS] = "no_credentials",
+	[SENDER_NOCREDS] = "no_credentials", [SENDER_SEVERAL] = "several",
 };
 
 struct live_proc {
@@ -265,10 +265,45 @@ static bool entry_is_receive(const struct amp_entry *e)
 	return e->syscall_nr >= 0 && !e->fd_ino;
 }
 
+/* Who sent the record received (how, pid, uid as the kernel side read
+ * them), at t_ns: into w. */
+static void sender_named(struct senders *s, __u8 how, __u32 pid, __u32 uid, __u64 t_ns,
+			 struct sender *w)
+{
+	switch (how) {
+	case AMP_SENDER_CREDS:
+		resolve(s, pid, t_ns, w);
+		w->uid = uid;
+		return;
+	case AMP_SENDER_KERNEL:
+		memset(w, 0, sizeof(*w));
+		w->state = SENDER_KERNEL;
+		w->uid = 0;
+		return;
+	case AMP_SENDER_SEVERAL:
+		memset(w, 0, sizeof(*w));
+		w->state = SENDER_SEVERAL;
+		w->uid = (__u32)-1;
+		return;
+	default:
+		memset(w, 0, sizeof(*w));
+		w->state = SENDER_NOCREDS;
+		w->uid = (__u32)-1;
+		return;
+	}
+}
+
 const struct sender *senders_of(struct senders *s, const struct amp_entry *e)
 {
 	struct sender *w = &s->out;
 
+	if (!entry_is_receive(e) && e->sender_how != AMP_SENDER_NONE) {
+		/* A relay's write: the sender of the receives it links to. */
+		sender_named(s, e->sender_how, e->sender_pid, e->sender_uid, e->start_ns, w);
+		w->relay = true;
+		w->relayed = e->sender_links;
+		return w;
+	}
 	if (!entry_is_receive(e)) {
 		resolve(s, e->pid, e->start_ns, w);
 		if (w->state != SENDER_LIVE && w->state != SENDER_EXITED) {
@@ -280,24 +315,14 @@ const struct sender *senders_of(struct senders *s, const struct amp_entry *e)
 		}
 		w->state = SENDER_SELF;
 		w->uid = (__u32)-1;
+		w->relay = false;
+		w->relayed = 0;
 		return w;
 	}
-	switch (e->sender_how) {
-	case AMP_SENDER_CREDS:
-		resolve(s, e->sender_pid, e->start_ns, w);
-		w->uid = e->sender_uid;
-		return w;
-	case AMP_SENDER_KERNEL:
-		memset(w, 0, sizeof(*w));
-		w->state = SENDER_KERNEL;
-		w->uid = 0;
-		return w;
-	default:
-		memset(w, 0, sizeof(*w));
-		w->state = SENDER_NOCREDS;
-		w->uid = (__u32)-1;
-		return w;
-	}
+	sender_named(s, e->sender_how, e->sender_pid, e->sender_uid, e->start_ns, w);
+	w->relay = false;
+	w->relayed = 0;
+	return w;
 }
 
 const char *sender_label(const struct sender *s, char *buf, size_t len)
@@ -307,6 +332,8 @@ const char *sender_label(const struct sender *s, char *buf, size_t len)
 		return "kernel";
 	case SENDER_NOCREDS:
 		return "(no credentials)";
+	case SENDER_SEVERAL:
+		return "(several senders)";
 	case SENDER_GONE:
 		return "(exited unnamed)";
 	case SENDER_REUSED:

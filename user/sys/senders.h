@@ -25,6 +25,8 @@ enum sender_state {
 				 * the record, and its own exit was not kept */
 	SENDER_KERNEL,		/* the kernel: /dev/kmsg, audit */
 	SENDER_NOCREDS,		/* a record that came with no credentials */
+	SENDER_SEVERAL,		/* a relay's write (rsyslog) whose receives came
+				 * from more than one sender */
 	SENDER_NR_STATES,
 };
 
@@ -38,6 +40,10 @@ struct sender {
 	char cgroup[SENDER_CGROUP_LEN];		/* cgroup v2 path, "" if none */
 	char unit[SENDER_UNIT_LEN];		/* systemd unit, "" if none */
 	char container[SENDER_CONTAINER_LEN];	/* a container's id, "" if none */
+	bool relay;		/* a relay's write (rsyslog): named from its
+				 * receives (bpf/relay.bpf.h) */
+	__u32 relayed;		/* those it is linked to (255: that many or more;
+				 * 0: the one its file's last write took ahead) */
 };
 
 struct senders;

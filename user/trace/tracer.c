@@ -586,6 +586,8 @@ static int fill_maps(struct tracer *t, const struct preset_syscall *sys, int nr_
 
 		if (key >= AMP_MAX_SYSCALLS)
 			continue;
+		if (sys[i].relay)
+			skel->data->relay_links = true;
 		err = bpf_map__update_elem(skel->maps.syscall_kinds, &key, sizeof(key),
 					   &kind, sizeof(kind), BPF_ANY);
 		if (err)

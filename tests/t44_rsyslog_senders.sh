@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Who pays behind rsyslog: each line rsyslogd writes is billed to the
+# process that sent it, not to rsyslogd (bpf/relay.bpf.h links its writes
+# to its receives' credentials; no payload is read).  Real rsyslogd on a
+# loop ext4, --preset write; the senders are tests/line_sender.py's
+# children, each line naming its sender's pid (the ground truth):
+#   spaced:6   six senders, one line each, 0.5 s apart, that exit at once:
+#              each a write of its own, named after its sender is gone;
+#   burst:60   one sender, 60 lines back to back: batched writes;
+#   mixed:40   two senders at once, no gap: writes holding both.
+# Twice: rsyslog alone (its own socket, as /dev/log), and behind journald
+# 252 (ForwardToSyslog=yes: journald hands rsyslog each line with its
+# sender's credentials, while the sender lives).  tests/relay_checks.py:
+# every write entry names its lines' sender (pid and comm), or "several"
+# where its lines are several senders'; the per-sender rows add up to
+# rsyslogd's bill; the disk's classes equal its counter; and the same
+# senders from a record of the first pass (amptrace record, then report).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+need_root
+command -v rsyslogd >/dev/null || skip "rsyslogd not installed"
+
+# senders_pass KIND SOCKET LINGER LOGFILE BURST MIXED [RECORD]: the three
+# phases, traced (and recorded to RECORD by `amptrace record` alongside).
+# Senders amp-snd-1..6 are spaced, 7 the burst, 8 and 9 the mixed pair.
+senders_pass() {
+    local kind=$1 sock=$2 linger=$3 log=$4 burst=$5 mixed=$6 rec=${7:-} lines recorder=''
+    lines=$((6 + ${burst#*:} + 2 * $(cut -d: -f2 <<<"$mixed")))
+    if [[ -n $rec ]]; then
+        "$AMPTRACE" record -o "$rec" -p "$RSYSLOG_PID" --preset write --dev "$LOOPNAME" \
+            2>"$AMP_TMP/record.err" &
+        recorder=$!
+        at_exit _kill_wait "$recorder" recorder
+        wait_for "grep -qs 'tracing (' $AMP_TMP/record.err || ! _alive $recorder" 30 ||
+            fail "recorder did not attach in 30 s"
+    fi
+    start_tracer -p "$RSYSLOG_PID" --preset write --dev "$LOOPNAME"
+    sync    # the empty log's inode: written before the lines (see t40)
+    python3 "$AMP_ROOT/tests/line_sender.py" "$kind" "$sock" "$AMP_TAG" "$linger" \
+        spaced:6 "$burst" "$mixed"
+    wait_for "[[ \$(wc -l <$log) -ge $lines ]]" 20 ||
+        fail "rsyslog wrote $(wc -l <"$log") of $lines lines"
+    sync
+    stop_tracer
+    python3 "$AMP_ROOT/tests/relay_checks.py" "$TRACE_OUT" "$log" "$(stat -c %i "$log")" \
+        --mixed amp-snd-8,amp-snd-9
+    python3 "$AMP_ROOT/tests/checks.py" devsum "$TRACE_OUT" "$LOOPNAME"
+    [[ -n $recorder ]] || return 0
+    kill -INT "$recorder"
+    wait_for "! _alive $recorder" 30 || fail "recorder ignored SIGINT"
+    "$AMPTRACE" report "$rec" -j >"$AMP_TMP/report.json" ||
+        fail "report -j of the record failed"
+    echo "The same from the record (amptrace report -j):"
+    python3 "$AMP_ROOT/tests/relay_checks.py" "$AMP_TMP/report.json" "$log" \
+        "$(stat -c %i "$log")" --mixed amp-snd-8,amp-snd-9
+}
+
+# 1. rsyslog alone: senders write to its socket, as to /dev/log.
+mnt=$AMP_TMP/mnt
+make_loopfs ext4 256 "$mnt"
+start_rsyslog "$mnt/alone.log"
+senders_pass syslog "$RSYSLOG_SOCK" 0 "$mnt/alone.log" burst:60 mixed:40 "$AMP_TMP/alone.amp"
+_kill_wait "$RSYSLOG_PID" rsyslogd
+
+# 2. Behind journald: senders write journald's native socket; journald
+# stores the line (its own disk) and forwards it to rsyslog's socket
+# /run/systemd/journal/syslog with the sender's credentials.  journald
+# sends its own instead once the sender is gone (ESRCH), so the senders
+# stay 3 s.  It forwards without waiting: a line that finds rsyslog's
+# socket full is dropped ("Forwarding to syslog missed N messages").  A
+# systemd host allows 512 datagrams queued (systemd's sysctl.d
+# 50-default.conf); the kernel's default is 10: as systemd does, while
+# rsyslog's socket is made (a socket keeps the value it was made with).
+AMP_JOURNALD=252 AMP_JOURNALD_CONF="ForwardToSyslog=yes" use_journald
+make_loopfs ext4 256 "$JOURNAL_DIR"
+start_journald
+make_loopfs ext4 256 "$AMP_TMP/mnt2"
+qlen=$(sysctl -n net.unix.max_dgram_qlen)
+at_exit sysctl -qw "net.unix.max_dgram_qlen=$qlen"
+sysctl -qw net.unix.max_dgram_qlen=512
+start_rsyslog "$AMP_TMP/mnt2/forwarded.log" "$(dirname "$JOURNALD_SOCK")/syslog"
+sysctl -qw "net.unix.max_dgram_qlen=$qlen"
+senders_pass journal "$JOURNALD_SOCK" 3 "$AMP_TMP/mnt2/forwarded.log" burst:60 mixed:40
