@@ -15,7 +15,7 @@
  * so (AMP_SENDER_SEVERAL, AMP_SENDER_NOCREDS) and user space gives it a
  * bucket of its own.  A write with no receive before it at all is the
  * relay's own (rsyslog's notices, or an input that is no socket: imklog,
- * imfile).  What this cannot tell: a message received for another file
+ * imfile, imjournal).  What this cannot tell: a message received for another file
  * only, or dropped by a filter, counts among the next write's receives;
  * in a burst, a message received while the previous batch was written
  * goes to that write as well as its own (see relay_link_write).
