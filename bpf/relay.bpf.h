@@ -99,7 +99,9 @@ static __always_inline void relay_link_write(struct amp_entry *e, __u32 tgid,
 {
 	struct relay_file_key key = { .tgid = tgid, .dev = fk->dev, .ino = fk->ino };
 	struct relay_ring *ring = bpf_map_lookup_elem(&relay_rings, &tgid);
-	struct relay_cursor *cursor, now;
+	/* Zeroed whole: 5.15's verifier refuses a helper's read of stack
+	 * bytes never written, the struct's padding. */
+	struct relay_cursor *cursor, now = {};
 	struct sender_id who;
 	__u64 head, from, n;
 
