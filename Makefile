@@ -1,21 +1,39 @@
 # amptrace build.  Objects go to $(OUTPUT); `make V=1` shows full commands.
+HOST_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
+	-e 's/ppc64le/powerpc/' -e 's/s390x/s390/' -e 's/riscv64/riscv/')
+ARCH ?= $(HOST_ARCH)
+ifeq ($(ARCH),$(HOST_ARCH))
 OUTPUT ?= build
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+PKG_CONFIG ?= pkg-config
+else
+# Cross-built (`make ARCH=arm64`): Debian's cross compiler, the :ARCH
+# libraries' pkg-config files (dpkg --add-architecture; scripts/deps.sh
+# --cross ARCH installs them), objects and binary in build-ARCH/, and the
+# BPF object from that architecture's kernel BTF, taken from Debian's
+# kernel packages (scripts/kernel-btf.sh): struct layouts, pt_regs and
+# syscall numbers are the target's, never this host's.
+TRIPLET_arm64 := aarch64-linux-gnu
+TRIPLET := $(or $(TRIPLET_$(ARCH)),$(error ARCH=$(ARCH): only arm64 is cross-built))
+CROSS_COMPILE ?= $(TRIPLET)-
+CC := $(CROSS_COMPILE)gcc
+OUTPUT ?= build-$(ARCH)
+BIN ?= $(OUTPUT)/amptrace
+PKG_CONFIG ?= PKG_CONFIG_LIBDIR=/usr/lib/$(TRIPLET)/pkgconfig:/usr/share/pkgconfig pkg-config
+endif
 CC ?= cc
 CLANG ?= clang
 BPFTOOL ?= bpftool
-VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
-ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
-	-e 's/ppc64le/powerpc/' -e 's/s390x/s390/' -e 's/riscv64/riscv/')
 
 CFLAGS ?= -O2 -g
 # -Iuser: user/ includes name their folder ("sink/report.h", "sys/paths.h").
 CFLAGS += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -Iuser $(EXTRA_CFLAGS)
-LDLIBS += $(shell pkg-config --libs libbpf json-c 2>/dev/null || echo -lbpf -ljson-c) -lelf -lz
+LDLIBS += $(shell $(PKG_CONFIG) --libs libbpf json-c 2>/dev/null || echo -lbpf -ljson-c) -lelf -lz
 # Mount points of the paths the kernel side records (user/sys/mounts.c).
-CFLAGS += $(shell pkg-config --cflags mount)
-LDLIBS += $(shell pkg-config --libs mount)
+CFLAGS += $(shell $(PKG_CONFIG) --cflags mount)
+LDLIBS += $(shell $(PKG_CONFIG) --libs mount)
 # The metrics endpoint (user/sink/metrics.c) serves HTTP from its own thread.
-LDLIBS += $(shell pkg-config --libs libmicrohttpd) -lpthread
+LDLIBS += $(shell $(PKG_CONFIG) --libs libmicrohttpd) -lpthread
 # EXTRA_BPF_CFLAGS: -D switches for experiment builds of the BPF side
 # (scripts/bench/README.md, "cumulative cuts").
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -Ibpf \
@@ -45,16 +63,23 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all clean deps test test-stacks test-journald-next test-asan demo bench fuzz FORCE install uninstall deb
+.PHONY: all clean deps test test-stacks test-journald-next test-asan test-arm64 demo bench fuzz FORCE install uninstall deb package-bins
 
 all: $(BIN) $(TEST_BINS)
 
 $(OUTPUT) $(OUTPUT)/tests:
 	$(Q)mkdir -p $@
 
+ifeq ($(ARCH),$(HOST_ARCH))
 $(OUTPUT)/vmlinux.h: | $(OUTPUT)
 	$(call msg,GEN,$@)
 	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
+else
+# Another architecture's kernel and module types, from Debian's packages.
+$(OUTPUT)/vmlinux.h: | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q)scripts/kernel-btf.sh $(ARCH) $(OUTPUT)
+endif
 
 $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(OUTPUT)/vmlinux.h | $(OUTPUT)
 	$(call msg,BPF,$@)
@@ -190,12 +215,21 @@ uninstall:
 		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 # amptrace_VERSION_ARCH.deb in $(OUTPUT), built by dpkg-buildpackage from a
-# copy of this tree (scripts/debian), and checked by lintian.
+# copy of this tree (scripts/debian), and checked by lintian.  ARCH=arm64:
+# cross-built, amptrace_VERSION_arm64.deb in build-arm64.
 deb:
+ifeq ($(ARCH),$(HOST_ARCH))
 	scripts/deps.sh --package
 	scripts/build-deb.sh $(OUTPUT)
+else
+	scripts/deps.sh --cross $(ARCH)
+	DEB_ARCH=$(ARCH) scripts/build-deb.sh $(OUTPUT)
+endif
+
+# What the package installs: the loader and the one writer compare runs.
+package-bins: $(BIN) $(OUTPUT)/tests/append_writer
 
 clean:
-	$(Q)rm -rf $(OUTPUT) build-asan amptrace
+	$(Q)rm -rf $(OUTPUT) build-asan build-arm64 amptrace
 
 -include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*.d $(OUTPUT)/user/*/*.d)

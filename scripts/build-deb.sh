@@ -9,11 +9,15 @@
 #
 #   scripts/build-deb.sh [OUTDIR]        needs debhelper, dpkg-dev, lintian
 #                                       (scripts/deps.sh --package)
+#   DEB_ARCH=arm64 scripts/build-deb.sh  cross-built (scripts/deps.sh --cross arm64)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd -P)
 out=$(mkdir -p "${1:-$top/build}" && cd "${1:-$top/build}" && pwd -P)
 version=$("$top/scripts/version.sh")
-arch=$(dpkg --print-architecture)
+# DEB_ARCH: another architecture's package, cross-built (`make deb ARCH=arm64`).
+arch=${DEB_ARCH:-$(dpkg --print-architecture)}
+cross=()
+[[ $arch == "$(dpkg --print-architecture)" ]] || cross=(-a "$arch" -d)
 work=$out/deb
 src=$work/amptrace-$version
 say() { echo "build-deb: $*" >&2; }
@@ -30,7 +34,7 @@ if git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1 &&
     changed=$(git -C "$top" log -1 --format=%cD)
     origin="git commit $(git -C "$top" rev-parse --short=12 HEAD)"
 else
-    tar -C "$top" --exclude=./.git --exclude=./build --exclude=./build-asan \
+    tar -C "$top" --exclude=./.git --exclude=./build --exclude=./build-asan --exclude=./build-arm64 \
         --exclude=./amptrace -cf - . | tar -xf - -C "$src"
     changed=$(date -R -r "$top/VERSION")
     origin="a source tree of version $version"
@@ -47,7 +51,9 @@ amptrace ($version) unstable; urgency=medium
 CHANGELOG
 
 say "dpkg-buildpackage -b in $src (log: $work/build.log)"
-if ! (cd "$src" && dpkg-buildpackage -b -us -uc -jauto) >"$work/build.log" 2>&1; then
+# Cross: -d, as the build dependencies are this host's (clang, bpftool)
+# and the :arm64 libraries scripts/deps.sh --cross installed.
+if ! (cd "$src" && dpkg-buildpackage -b -us -uc -jauto "${cross[@]}") >"$work/build.log" 2>&1; then
     tail -n 30 "$work/build.log" >&2
     say "dpkg-buildpackage failed"
     exit 1

@@ -22,6 +22,15 @@ test=(xfsprogs btrfs-progs e2fsprogs sqlite3 rsyslog systemd util-linux libcap2-
 # packaging tools.
 package=(debhelper dpkg-dev fakeroot lintian)
 
+# Cross-building (`scripts/deps.sh --cross arm64`, run by `make ARCH=arm64`
+# and `make deb ARCH=arm64`; issue 38): Debian's cross compiler and the
+# libraries of that architecture (multiarch: dpkg --add-architecture), the
+# kernel's types from Debian's arm64 kernel package (xz, zstd: its
+# modules), and qemu-system-arm for its guest (`make test-arm64`).
+cross_arm64=(gcc-aarch64-linux-gnu libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64
+             libjson-c-dev:arm64 libmicrohttpd-dev:arm64 libmount-dev:arm64
+             xz-utils zstd qemu-system-arm busybox-static debootstrap qemu-user-static)
+
 # Benchmarks only (`scripts/deps.sh --bench`, run by `make bench`): the
 # bpftrace side-by-side comparison, perf for `bench.sh --profile`.
 # Not installed for CI.
@@ -29,6 +38,16 @@ bench=(bpftrace linux-perf)
 wanted=("${build[@]}" "${test[@]}" "${package[@]}")
 [[ ${1:-} == --bench ]] && wanted+=("${bench[@]}")
 [[ ${1:-} == --package ]] && wanted=("${build[@]}" "${package[@]}")
+if [[ ${1:-} == --cross ]]; then
+    [[ ${2:-} == arm64 ]] || { echo "deps: --cross arm64 (the one architecture cross-built)" >&2; exit 2; }
+    wanted=("${build[@]}" "${package[@]}" python3 "${cross_arm64[@]}")
+    if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+        ((EUID == 0)) || { echo "deps: run as root to add the arm64 architecture (dpkg --add-architecture arm64)" >&2; exit 1; }
+        echo "deps: dpkg --add-architecture arm64"
+        dpkg --add-architecture arm64
+        apt-get update -qq
+    fi
+fi
 
 missing=()
 for p in "${wanted[@]}"; do

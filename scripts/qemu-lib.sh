@@ -24,6 +24,9 @@
 # AMPTRACE_QEMU_DEBS, AMPTRACE_QEMU_STREAM, AMPTRACE_DEBIAN_MIRROR.
 
 QEMU_CACHE=${AMPTRACE_QEMU_CACHE:-/var/cache/amptrace-qemu}
+# The guest's architecture, as Debian names it: amd64, or arm64
+# (qemu-system-aarch64; scripts/qemu-arm64-test.sh, scripts/kernel-btf.sh).
+QEMU_ARCH=${AMPTRACE_QEMU_ARCH:-amd64}
 QEMU_TIMEOUT=${AMPTRACE_QEMU_TIMEOUT:-600}
 WORK='' QEMU_PID='' TAIL_PID=''
 
@@ -163,7 +166,7 @@ _deb_release() {
 _kernel_series_glob() {
     case $1 in
         linux-image-*+deb[0-9]*-*) echo "${1%%[0-9]*}*+${1#*+}" ;;   # linux-image-*+deb13-amd64
-        *) echo "${1%%.0-*}.0-*" ;;                                  # linux-image-6.1.0-*
+        *) echo "${1%%.0-*}.0-*-${1##*-}" ;;                         # linux-image-6.1.0-*-amd64
     esac
 }
 
@@ -185,14 +188,15 @@ _suite_apt_opts() {   # SUITE DIR
                -o "Dir::Etc::Preferences=$dir/none" -o "Dir::Etc::PreferencesParts=$dir/parts"
                -o "Dir::State::Lists=$dir/lists" -o "Dir::State::Status=$dir/status"
                -o "Dir::Cache=$dir/cache" -o APT::Sandbox::User=root -o Acquire::Languages=none
-               -o APT::Default-Release=)
+               -o APT::Default-Release= -o "APT::Architecture=$QEMU_ARCH"
+               -o "APT::Architectures::=$QEMU_ARCH")
 }
 
-# The package linux-image-amd64 depends on, in SUITE's lists ('': the host's).
+# The package linux-image-ARCH depends on, in SUITE's lists ('': the host's).
 _resolve_kpkg() {   # SUITE
     local p
     if [[ -n $1 ]]; then
-        apt-cache "${SUITE_APT[@]}" depends linux-image-amd64 2>/dev/null |
+        apt-cache "${SUITE_APT[@]}" depends "linux-image-$QEMU_ARCH" 2>/dev/null |
             awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ {print $2; exit}'
         return 0
     fi
@@ -235,12 +239,17 @@ qemu_kernel() {
 _qemu_kernel() {
     local suite=${1-} glob kdir aptdir='' kpkg=${AMPTRACE_QEMU_KPKG-} deb d
     local -a debs=()
-    if [[ -n $suite ]]; then
-        glob="linux-image-*+deb$(_deb_release "$suite")-amd64" ||
+    # Another architecture's packages are not in the host's lists.
+    [[ -n $suite || $QEMU_ARCH == amd64 ]] || suite=bookworm
+    if [[ $suite == bookworm ]]; then
+        glob="linux-image-6.1.0-*-$QEMU_ARCH"   # Debian 12 names no +deb12
+        kpkg=''
+    elif [[ -n $suite ]]; then
+        glob="linux-image-*+deb$(_deb_release "$suite")-$QEMU_ARCH" ||
             { say "no Debian release number known for suite $suite"; return 1; }
         kpkg=''   # AMPTRACE_QEMU_KPKG names the default (Debian 12) kernel
     else
-        glob='linux-image-6.1.0-*'
+        glob='linux-image-6.1.0-*-amd64'
         [[ -z ${AMPTRACE_QEMU_DEBS-} ]] || read -r -a debs <<<"$AMPTRACE_QEMU_DEBS"
     fi
 
@@ -257,7 +266,7 @@ _qemu_kernel() {
             else
                 tail -n 3 "$aptdir/update.log" >&2
             fi
-            [[ -n $kpkg ]] || { rm -rf -- "$aptdir"; say "no $suite kernel to be had (linux-image-amd64)"; return 77; }
+            [[ -n $kpkg ]] || { rm -rf -- "$aptdir"; say "no $suite kernel to be had (linux-image-$QEMU_ARCH)"; return 77; }
         fi
     elif [[ -z $kpkg ]]; then
         kpkg=$(_resolve_kpkg '')
