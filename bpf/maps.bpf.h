@@ -39,6 +39,9 @@ volatile bool track_senders AMP_HOT = false;
 /* --preset write: receives of a traced writer name its writes' senders
  * (bpf/relay.bpf.h) and open no entry. */
 volatile bool relay_links AMP_HOT = false;
+/* Relays seen receiving (relay_rings' entries made): until one, a write
+ * looks nothing up for its sender. */
+volatile __u32 relays_seen AMP_HOT = 0;
 
 /* Set by the loader through the skeleton's rodata before load. */
 const volatile __u32 page_size = 4096;

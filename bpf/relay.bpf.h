@@ -76,7 +76,8 @@ static __always_inline void relay_receive(__u8 kind, __u64 msgvec, bool kmsg)
 		who.how = AMP_SENDER_NOCREDS;
 	ring = bpf_map_lookup_elem(&relay_rings, &tgid);
 	if (!ring) {
-		bpf_map_update_elem(&relay_rings, &tgid, &relay_empty_ring, BPF_NOEXIST);
+		if (!bpf_map_update_elem(&relay_rings, &tgid, &relay_empty_ring, BPF_NOEXIST))
+			__sync_fetch_and_add(&relays_seen, 1);
 		ring = bpf_map_lookup_elem(&relay_rings, &tgid);
 		if (!ring)
 			return;		/* 256 relays traced: the rest are their own senders */
@@ -91,8 +92,9 @@ static __always_inline void relay_receive(__u8 kind, __u64 msgvec, bool kmsg)
  * the receives since the relay last wrote that file.  None since: rsyslog
  * formed its batch before a receive that its last write to this file took
  * all the same, and this write holds that receive's line; so it is that
- * receive's sender's (a notice of rsyslog's own, rare, would be too).  A
- * process that never received costs one failed lookup.
+ * receive's sender's (a notice of rsyslog's own, rare, would be too).
+ * Called once a relay was seen (relays_seen); a writer that never
+ * received then costs one failed lookup.
  */
 static __always_inline void relay_link_write(struct amp_entry *e, __u32 tgid,
 					     const struct amp_file_key *fk)

@@ -156,7 +156,7 @@ static __always_inline int logging_syscall_enter(long nr, struct pt_regs *regs,
 		e = entry_open(t, pid_tgid, &p, bpf_ktime_get_boot_ns());
 		if (!e)
 			return 0;
-		if (relay_links)
+		if (relay_links && relays_seen)
 			relay_link_write(e, pid_tgid >> 32, &fk);
 	} else {
 		/* Receives on sockets, and journald's reads of kernel messages
