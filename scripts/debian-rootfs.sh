@@ -12,6 +12,9 @@
 # run starts from the same bytes and nothing a run does stays.
 # Exit 77 (skip) where debootstrap or the registry cannot be reached and
 # nothing is cached; 1 on any other failure.
+# AMPTRACE_ROOTFS_ARCH=arm64: another architecture's tree (SUITE-arm64, for
+# the arm64 guest): its packages configure by running its programs, through
+# qemu-user-static, registered with binfmt_misc for the build only.
 set -euo pipefail
 
 suite=${1:?usage: debian-rootfs.sh SUITE [PACKAGE,...]}
@@ -21,8 +24,10 @@ mirror=${AMPTRACE_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 
 say() { echo "debian-rootfs: $*" >&2; }
 
-name=$suite
-[[ -z $extra ]] || name=$suite-$(printf '%s' "$extra" | md5sum | cut -c1-8)
+arch=${AMPTRACE_ROOTFS_ARCH:-}
+[[ $arch != "$(dpkg --print-architecture)" ]] || arch=''
+name=$suite${arch:+-$arch}
+[[ -z $extra ]] || name=$name-$(printf '%s' "$extra" | md5sum | cut -c1-8)
 dir=$cache/$name
 # A finished tree has this stamp; a half-made one (killed debootstrap) is
 # made again.
@@ -54,6 +59,29 @@ if ! curl -fsS -m 20 -o /dev/null "$mirror/dists/$suite/Release" 2>/dev/null &&
     say "SKIP: $mirror/dists/$suite/Release cannot be reached and no $suite tree is cached"
     exit 77
 fi
+foreign=()
+if [[ -n $arch ]]; then
+    [[ $arch == arm64 ]] || { say "AMPTRACE_ROOTFS_ARCH=$arch: only arm64"; exit 1; }
+    conf=/usr/lib/binfmt.d/qemu-aarch64.conf
+    [[ -r $conf ]] || { say "SKIP: no $conf (apt-get install qemu-user-static)"; exit 77; }
+    binfmt=/proc/sys/fs/binfmt_misc
+    mounted=0 registered=0
+    undo_binfmt() {
+        ((registered)) && echo -1 >"$binfmt/qemu-aarch64"
+        ((mounted)) && umount "$binfmt"
+        return 0
+    }
+    trap undo_binfmt EXIT
+    if [[ ! -e $binfmt/register ]]; then
+        mount -t binfmt_misc binfmt_misc "$binfmt" || { say "cannot mount binfmt_misc"; exit 1; }
+        mounted=1
+    fi
+    if [[ ! -e $binfmt/qemu-aarch64 ]]; then
+        grep -v '^#' "$conf" >"$binfmt/register" || { say "cannot register qemu-aarch64"; exit 1; }
+        registered=1
+    fi
+    foreign=(--arch="$arch")
+fi
 rm -rf "$dir"
 log=$cache/$name.debootstrap.log
 include=systemd${extra:+,$extra}
@@ -62,7 +90,7 @@ say "making $dir (debootstrap --variant=minbase --include=$include $suite, ~1 mi
 # sid is.
 script=()
 [[ -e /usr/share/debootstrap/scripts/$suite ]] || script=(/usr/share/debootstrap/scripts/sid)
-if ! debootstrap --variant=minbase --include="$include" "$suite" "$dir" "$mirror" "${script[@]}" \
+if ! debootstrap "${foreign[@]}" --variant=minbase --include="$include" "$suite" "$dir" "$mirror" "${script[@]}" \
         >"$log" 2>&1; then
     tail -n 20 "$log" >&2
     rm -rf "$dir"

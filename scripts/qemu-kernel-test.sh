@@ -47,6 +47,9 @@ set -euo pipefail
 
 CORE_TESTS=(t10_bad_input t20_synth_pages t30_journald t31_senders t40_rsyslog t50_own_output
             t60_map_full t35_fs_overhead t36_jbd2_cases t42_stacked_storage)
+# An arm64 guest's tree (AMPTRACE_QEMU_ARCH=arm64): what its tests run, and
+# amptrace's own libraries.
+ARM64_PKGS=bpftool,xz-utils,rsyslog,python3,e2fsprogs,xfsprogs,btrfs-progs,util-linux,bsdutils,procps,kmod,iproute2,busybox-static,fdisk,libcap2-bin,sqlite3,libbpf1,libjson-c5,libmicrohttpd12,libmount1,libelf1,zlib1g,dmsetup,mdadm,cryptsetup-bin,strace
 # Modules the initramfs needs to reach the root (all =m in Debian's config),
 # and those the tests need once there.
 ROOT_MODS=(virtio_pci 9pnet_virtio 9p overlay)
@@ -118,8 +121,8 @@ guest_main() {
     # scratch disk is mounted over /tmp: keep it aside, move it back after.
     local repo_kept=''
     case $AMP_REPO in
-        /tmp/*) repo_kept=/run/amp-repo
-                mkdir -p "$repo_kept" && mount --bind "$AMP_REPO" "$repo_kept" ;;
+        /tmp/*) repo_kept=/run/amp-repo   # --rbind: an arm64 guest's build binds too
+                mkdir -p "$repo_kept" && mount --rbind "$AMP_REPO" "$repo_kept" ;;
     esac
     # /tmp (loop images) on ext4 on a virtio disk, as on a host: loop on
     # tmpfs behaves differently (no WRITE_ZEROES, no O_DIRECT).
@@ -182,6 +185,19 @@ TESTS=("$@")
 # ------------------------------------------------------------ what we need ---
 # shellcheck source=scripts/qemu-lib.sh
 . "$REPO/scripts/qemu-lib.sh"
+if [[ $QEMU_ARCH == arm64 ]]; then
+    # An arm64 guest (issue 38): its own userspace, a Debian tree made once
+    # and cached (debootstrap --arch=arm64: scripts/debian-rootfs.sh), as /;
+    # the checkout over 9p with the arm64 build (make ARCH=arm64) at its
+    # usual paths (build/, ./amptrace).
+    ROOTFS=$(AMPTRACE_ROOTFS_ARCH=arm64 "$REPO/scripts/debian-rootfs.sh" \
+                 "${AMPTRACE_QEMU_SUITE:-bookworm}" "$ARM64_PKGS") || {
+        rc=$?
+        ((rc == 77)) && skip "no arm64 Debian tree to be had"
+        die "cannot make the arm64 Debian tree"
+    }
+    export QEMU_BUSYBOX=$ROOTFS/bin/busybox
+fi
 qemu_need
 for i in "${!TESTS[@]}"; do   # run.sh takes file names: t10 -> t10_bad_input.sh
     t=${TESTS[i]##*/}; t=${t%.sh}
@@ -200,8 +216,13 @@ for i in "${!TESTS[@]}"; do   # run.sh takes file names: t10 -> t10_bad_input.sh
     fi
     TESTS[i]=${m[0]##*/}
 done
-[[ -x $REPO/amptrace && -x $REPO/build/tests/synth_writer ]] ||
-    make -s -C "$REPO" all >&2 || die "make failed"
+if [[ $QEMU_ARCH == arm64 ]]; then
+    [[ -x $REPO/build-arm64/amptrace && -x $REPO/build-arm64/tests/synth_writer ]] ||
+        make -s -C "$REPO" ARCH=arm64 all >&2 || die "make ARCH=arm64 failed (scripts/deps.sh --cross arm64)"
+else
+    [[ -x $REPO/amptrace && -x $REPO/build/tests/synth_writer ]] ||
+        make -s -C "$REPO" all >&2 || die "make failed"
+fi
 
 # --------------------------------------------------------- kernel package ---
 rc=0
@@ -218,11 +239,17 @@ mkdir -p "$ird"/{lower,upper}
 initramfs_modules "$ird" "${ROOT_MODS[@]}"
 ROOT_MODS=("${QEMU_MODS[@]}")
 
+guest_moddir=$MODDIR guest_path=$PATH guest_python=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null || true)
+if [[ $QEMU_ARCH == arm64 ]]; then
+    # Its own tree's programs; the kernel's modules over 9p.
+    guest_moddir=/run/amp-mods guest_path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+    guest_python=''
+fi
 {
-    printf 'AMP_REPO=%q\nAMP_KVER=%q\nAMP_MODDIR=%q\nAMP_PATH=%q\n' "$REPO" "$KVER" "$MODDIR" "$PATH"
+    printf 'AMP_REPO=%q\nAMP_KVER=%q\nAMP_MODDIR=%q\nAMP_PATH=%q\n' "$REPO" "$KVER" "$guest_moddir" "$guest_path"
     printf 'AMP_AMPTRACE=%q\nAMP_SYNTH=%q\n' "${AMPTRACE-}" "${SYNTH_WRITER-}"
-    printf 'AMP_CMD=%q\nAMP_ACCEL=%q\n' "${AMPTRACE_QEMU_CMD-}" "$ACCEL"
-    printf 'AMP_PYTHON=%q\n' "$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null || true)"
+    printf 'AMP_CMD=%q\nAMP_ACCEL=%q\nAMP_ARCH=%q\n' "${AMPTRACE_QEMU_CMD-}" "$ACCEL" "$QEMU_ARCH"
+    printf 'AMP_PYTHON=%q\n' "$guest_python"
     # A test's own settings (AMP_T42_CASES...), as on the host.
     for v in $(compgen -v | grep -E '^AMP_T[0-9]+_' || true); do printf 'export %s=%q\n' "$v" "${!v}"; done
     printf 'AMP_TESTS="%s"\n' "${TESTS[*]}"   # names: no spaces, no quotes
@@ -251,6 +278,20 @@ mount -t overlay -o lowerdir=/lower,upperdir=/upper/u,workdir=/upper/w rootfs /n
 # A fresh /run (/tmp comes later, on a disk): none of the host's sockets, locks or files.
 mount -t tmpfs -o mode=0755,size=512m run /newroot/run
 cp /amp.env /newroot/run/amp.env
+if [ "$AMP_ARCH" = arm64 ]; then
+    # / is the arm64 tree: the checkout (writable as the host's is, on the
+    # overlay's tmpfs), its arm64 build where the tests look, the modules.
+    mkdir -p /repo /upper/r /upper/rw /newroot$AMP_REPO /newroot/run/amp-mods
+    mount -t 9p -o ro,trans=virtio,version=9p2000.L,cache=loose,msize=262144 amprepo /repo &&
+    mount -t overlay -o lowerdir=/repo,upperdir=/upper/r,workdir=/upper/rw repo /newroot$AMP_REPO ||
+        fail "cannot mount the checkout"
+    mkdir -p /newroot$AMP_REPO/build && touch /newroot$AMP_REPO/amptrace
+    mount --bind /newroot$AMP_REPO/build-arm64 /newroot$AMP_REPO/build &&
+    mount --bind /newroot$AMP_REPO/build-arm64/amptrace /newroot$AMP_REPO/amptrace ||
+        fail "no arm64 build in the checkout"
+    mount -t 9p -o ro,trans=virtio,version=9p2000.L,cache=loose,msize=262144 ampmods /newroot/run/amp-mods ||
+        fail "cannot mount the modules"
+fi
 for d in dev proc sys; do mount --move /$d /newroot/$d; done
 exec switch_root /newroot /bin/bash "$AMP_REPO/scripts/qemu-kernel-test.sh" --guest
 EOF
@@ -271,11 +312,18 @@ for d in nvme sd; do
     truncate -s 1G "$WORK/$d.img"
     printf 'AMPTRACE-TEST-DISK' | dd of="$WORK/$d.img" conv=notrunc status=none
 done
+root=/ arch_shares=()
+if [[ $QEMU_ARCH == arm64 ]]; then
+    root=$ROOTFS
+    arch_shares=(-virtfs "local,path=$REPO,mount_tag=amprepo,security_model=none,readonly=on,multidevs=remap"
+                 -virtfs "local,path=$MODDIR,mount_tag=ampmods,security_model=none,readonly=on,multidevs=remap")
+fi
 say "booting $KPKG ($KVER) under qemu/$ACCEL, ${AMPTRACE_QEMU_SMP:-2} vCPUs, ${AMPTRACE_QEMU_MEM:-4096} MiB, timeout ${QEMU_TIMEOUT}s; tests: ${TESTS[*]}"
 qemu_run "$console" -smp "${AMPTRACE_QEMU_SMP:-2}" -m "${AMPTRACE_QEMU_MEM:-4096}" \
     -kernel "$VMLINUZ" -initrd "$WORK/initramfs.cpio" \
-    -append "console=ttyS0 rdinit=/init panic=-1 loglevel=4 mitigations=off ${AMPTRACE_QEMU_APPEND-}" \
-    -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+    -append "console=$QEMU_CONSOLE rdinit=/init panic=-1 loglevel=4 mitigations=off ${AMPTRACE_QEMU_APPEND-}" \
+    -virtfs "local,path=$root,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
+    "${arch_shares[@]}" \
     -virtfs "local,path=$out,mount_tag=ampout,security_model=none,multidevs=remap" \
     -drive "file=$WORK/scratch.img,if=virtio,format=raw,cache=unsafe,discard=unmap" \
     -drive "file=$WORK/nvme.img,if=none,id=ampnvme,format=raw,cache=unsafe" \

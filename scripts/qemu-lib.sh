@@ -4,7 +4,8 @@
 # a Debian 13 guest with systemd as PID 1).  Source it; the caller defines
 # say, skip (exit 77) and die.
 #
-#   qemu_need               qemu, a static busybox, setpriv; ACCEL_ARGS
+#   qemu_need               qemu, a static busybox, setpriv; ACCEL_ARGS,
+#                           QEMU_MACHINE, QEMU_CONSOLE
 #   qemu_pick_accel         kvm or tcg for this run (ACCEL_VERDICT, ACCEL_WHY):
 #                           KVM only if a KVM guest boots to a marker line
 #   qemu_kernel [SUITE]     a Debian kernel package, fetched once into the
@@ -32,13 +33,32 @@ WORK='' QEMU_PID='' TAIL_PID=''
 
 # ------------------------------------------------------------ what we need ---
 qemu_need() {
-    QEMU=$(command -v qemu-system-x86_64) ||
-        skip "qemu-system-x86_64 not installed (apt-get install qemu-system-x86)"
-    BUSYBOX=/bin/busybox
+    if [[ $QEMU_ARCH == arm64 ]]; then
+        QEMU=$(command -v qemu-system-aarch64) ||
+            skip "qemu-system-aarch64 not installed (apt-get install qemu-system-arm)"
+        QEMU_MACHINE=virt QEMU_CONSOLE=ttyAMA0
+    else
+        QEMU=$(command -v qemu-system-x86_64) ||
+            skip "qemu-system-x86_64 not installed (apt-get install qemu-system-x86)"
+        QEMU_MACHINE=q35 QEMU_CONSOLE=ttyS0
+    fi
+    # The initramfs's busybox: the guest's architecture's (QEMU_BUSYBOX: an
+    # arm64 tree's own).
+    BUSYBOX=${QEMU_BUSYBOX:-/bin/busybox}
     if [[ ! -x $BUSYBOX ]] || ldd "$BUSYBOX" >/dev/null 2>&1; then
         skip "no static $BUSYBOX for the initramfs (apt-get install busybox-static)"
     fi
     command -v setpriv >/dev/null || skip "setpriv (util-linux) missing"
+    if [[ $QEMU_ARCH == arm64 ]]; then
+        # Another architecture: emulated, whatever KVM this host has.  Its
+        # vCPUs each on a host thread (the single-thread setting is for an
+        # x86 guest's jump-label patching, see below).
+        ACCEL=tcg ACCEL_WHY="an arm64 guest on $(uname -m): emulated"
+        say "accelerator: tcg ($ACCEL_WHY)"
+        # shellcheck disable=SC2054  # the comma is qemu's option syntax
+        ACCEL_ARGS=(-accel "tcg,thread=${AMPTRACE_QEMU_TCG_THREAD:-multi}" -cpu max)
+        return 0
+    fi
     qemu_pick_accel
     ACCEL=$ACCEL_VERDICT
     say "accelerator: $ACCEL ($ACCEL_WHY)"
@@ -430,7 +450,7 @@ qemu_run() {
     shift
     : >"$console"
     # --pdeathsig: qemu dies with this script, even if it is SIGKILLed.
-    setpriv --pdeathsig KILL -- "$QEMU" -nodefaults -no-user-config -machine q35 "${ACCEL_ARGS[@]}" \
+    setpriv --pdeathsig KILL -- "$QEMU" -nodefaults -no-user-config -machine "${QEMU_MACHINE:-q35}" "${ACCEL_ARGS[@]}" \
         -display none -monitor none -serial "file:$console" -no-reboot "$@" \
         </dev/null >"$WORK/qemu.err" 2>&1 &
     QEMU_PID=$!
