@@ -135,6 +135,15 @@ test-stacks: all
 		scripts/qemu-kernel-test.sh t42_stacked_storage
 	AMP_T97_CASES=lvmluks tests/run.sh t97
 
+# arm64 (t88): the core tests, the filesystems' by-cause shares (t35) and
+# senders (t31) in Debian 12's arm64 kernel and tree, then journald 257 in
+# Debian 13's (6.12), each emulated (~25 and ~15 min here).
+test-arm64:
+	scripts/deps.sh --cross arm64
+	$(MAKE) ARCH=arm64 all
+	AMP_T88_TESTS="t10 t20 t30 t31 t35 t40 t44 t50 t60" AMP_T88_TIMEOUT=3600 tests/run.sh t88
+	AMPTRACE_QEMU_SUITE=trixie AMP_T88_TESTS="t20 t30 t35 t40" AMP_T88_TIMEOUT=3000 tests/run.sh t88
+
 # The journald tests against Debian testing's journald (forky: 262 in
 # November 2026), in a chroot like 257's; the tree is made once and cached.
 test-journald-next: all

@@ -49,7 +49,8 @@ CORE_TESTS=(t10_bad_input t20_synth_pages t30_journald t31_senders t40_rsyslog t
             t60_map_full t35_fs_overhead t36_jbd2_cases t42_stacked_storage)
 # An arm64 guest's tree (AMPTRACE_QEMU_ARCH=arm64): what its tests run, and
 # amptrace's own libraries.
-ARM64_PKGS=bpftool,xz-utils,rsyslog,python3,e2fsprogs,xfsprogs,btrfs-progs,util-linux,bsdutils,procps,kmod,iproute2,busybox-static,fdisk,libcap2-bin,sqlite3,libbpf1,libjson-c5,libmicrohttpd12,libmount1,libelf1,zlib1g,dmsetup,mdadm,cryptsetup-bin,strace
+ARM64_PKGS=bpftool,xz-utils,rsyslog,python3,e2fsprogs,xfsprogs,btrfs-progs,util-linux,bsdutils,procps,kmod,iproute2,busybox-static,fdisk,libcap2-bin,sqlite3,libbpf1,libjson-c5,libmount1,zlib1g,dmsetup,mdadm,cryptsetup-bin,strace
+# (libmicrohttpd12: named libmicrohttpd12t64 since Debian 13.)
 # Modules the initramfs needs to reach the root (all =m in Debian's config),
 # and those the tests need once there.
 ROOT_MODS=(virtio_pci 9pnet_virtio 9p overlay)
@@ -190,8 +191,10 @@ if [[ $QEMU_ARCH == arm64 ]]; then
     # and cached (debootstrap --arch=arm64: scripts/debian-rootfs.sh), as /;
     # the checkout over 9p with the arm64 build (make ARCH=arm64) at its
     # usual paths (build/, ./amptrace).
+    httpd=libmicrohttpd12
+    [[ ${AMPTRACE_QEMU_SUITE:-bookworm} == bookworm ]] || httpd=libmicrohttpd12t64
     ROOTFS=$(AMPTRACE_ROOTFS_ARCH=arm64 "$REPO/scripts/debian-rootfs.sh" \
-                 "${AMPTRACE_QEMU_SUITE:-bookworm}" "$ARM64_PKGS") || {
+                 "${AMPTRACE_QEMU_SUITE:-bookworm}" "$ARM64_PKGS,$httpd") || {
         rc=$?
         ((rc == 77)) && skip "no arm64 Debian tree to be had"
         die "cannot make the arm64 Debian tree"
