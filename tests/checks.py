@@ -60,12 +60,21 @@ def check_synth(expect_path, trace_path, dev, page_size, copies=1):
     entries, summary = load_trace(trace_path)
     pid = expected[0]["pid"]
     # (A btrfs sync's own metadata is an entry of the writer's with no
-    # syscall, "-": btrfs.bpf.h.)
+    # syscall, "-": btrfs.bpf.h.)  Several writer threads (-t): each its
+    # own entries in its own order.
+    tids = sorted({x["tid"] for x in expected})
+    expected = sorted(expected, key=lambda x: (tids.index(x["tid"]), x["entry"]))
     mine = sorted((e for e in entries if e["pid"] == pid and e["syscall"] != "-"),
-                  key=lambda e: e["id"])
+                  key=lambda e: (tids.index(e["tid"]) if e["tid"] in tids else -1, e["id"]))
     if len(mine) != len(expected):
         fail(f"{len(expected)} marker syscalls, {len(mine)} entries for pid {pid}")
-    ok(f"{len(mine)} entries for {len(expected)} marker syscalls")
+    for t in tids:
+        n_exp = sum(1 for x in expected if x["tid"] == t)
+        n_got = sum(1 for e in mine if e["tid"] == t)
+        if n_exp != n_got:
+            fail(f"thread {t}: {n_exp} marker syscalls, {n_got} entries")
+    ok(f"{len(mine)} entries for {len(expected)} marker syscalls" +
+       (f", {len(tids)} threads, each its own" if len(tids) > 1 else ""))
     owner = {}
     for exp, got in zip(expected, mine):
         if got["bytes"] != exp["bytes"] or got["syscall"] != "pwrite64":

@@ -6,7 +6,8 @@
  * expected entry -> (inode, page) map as JSON lines on stdout, which must
  * not be a regular file (a write to one would be an entry of its own).
  *
- *   synth_writer [-n ENTRIES] [-w WRITE_PAGES] [-m MMAP_PAGES] [-g GAP_MS] [-s] [-c] [-o] DIR
+ *   synth_writer [-n ENTRIES] [-w WRITE_PAGES] [-m MMAP_PAGES] [-g GAP_MS] [-t THREADS]
+ *                [-s] [-c] [-o] DIR
  *
  * -s: fsync between the pwrite and the stores, so that on ext4 each entry
  * opens jbd2 handles in two transactions (the fsync commits the first).
@@ -14,8 +15,13 @@
  * settles many entries with one request.
  * -o: one file: the stores go to a mapping of the pwrite's own file, past
  * the pages the pwrites reach (a logger that also maps what it writes).
+ * -t: THREADS writers at once, thread k pinned to CPU k mod the CPUs online,
+ * each its own files (synth-write-K.dat, synth-mmap-K.dat) and entries;
+ * each line of the map names its thread (tid).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,53 +41,48 @@ static void die(const char *what)
 	exit(1);
 }
 
-int main(int argc, char **argv)
-{
-	long n = 4, w = 2, m = 3, gap_ms = 0, page = sysconf(_SC_PAGESIZE);
+/* One writer: its files, its marker pwrites and stores. */
+struct writer {
+	long n, w, m, gap_ms, page, stride, map_base;
+	int split_txn, one_file, cpu;
 	char path_w[4096], path_m[4096];
+	/* The expected map, printed by main once every writer is done. */
+	char *expect;
+	size_t expect_len;
+};
+
+static void *write_entries(void *arg)
+{
+	struct writer *wr = arg;
+	long n = wr->n, w = wr->w, m = wr->m, page = wr->page, stride = wr->stride;
 	struct stat st_w, st_m;
 	struct timespec gap;
 	char *buf, *map;
 	size_t map_len;
-	int fd_w, fd_m, opt, split_txn = 0, one_file = 0;
-	long map_base = 0;	/* page of the mapping's start in its file */
-	long stride = 2;	/* entry i's pwrite starts at page i * stride * W */
+	int fd_w, fd_m;
+	FILE *out;
 
-	while ((opt = getopt(argc, argv, "n:w:m:g:sco")) != -1) {
-		switch (opt) {
-		case 'n': n = atol(optarg); break;
-		case 'w': w = atol(optarg); break;
-		case 'm': m = atol(optarg); break;
-		case 'g': gap_ms = atol(optarg); break;
-		case 'o': one_file = 1; break;
-		case 's': split_txn = 1; break;
-		case 'c': stride = 1; break;
-		default:
-			fprintf(stderr, "usage: synth_writer [-n N] [-w W] [-m M] [-g MS] [-s] [-c] [-o] DIR\n");
-			return 2;
-		}
-	}
-	if (optind != argc - 1 || n < 1 || w < 1 || m < 0) {
-		fprintf(stderr, "usage: synth_writer [-n N] [-w W] [-m M] [-g MS] [-s] [-c] [-o] DIR\n");
-		return 2;
-	}
-	snprintf(path_w, sizeof(path_w), "%s/synth-write.dat", argv[optind]);
-	snprintf(path_m, sizeof(path_m), "%s/synth-mmap.dat", argv[optind]);
+	if (wr->cpu >= 0) {
+		cpu_set_t set;
 
-	if (one_file) {
-		fd_w = fd_m = open(path_w, O_RDWR | O_CREAT | O_TRUNC, 0644);
-		map_base = n * stride * w + 1;	/* past every pwrite */
+		CPU_ZERO(&set);
+		CPU_SET(wr->cpu, &set);
+		sched_setaffinity(0, sizeof(set), &set);	/* best effort */
+	}
+	if (wr->one_file) {
+		fd_w = fd_m = open(wr->path_w, O_RDWR | O_CREAT | O_TRUNC, 0644);
+		wr->map_base = n * stride * w + 1;	/* past every pwrite */
 	} else {
-		fd_w = open(path_w, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		fd_m = open(path_m, O_RDWR | O_CREAT | O_TRUNC, 0644);
+		fd_w = open(wr->path_w, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		fd_m = open(wr->path_m, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	}
 	if (fd_w < 0 || fd_m < 0)
 		die("open");
 	/* Sparse: sizing dirties no page; the first store to each one does. */
 	map_len = (n * m * MMAP_STRIDE + 1) * page;
-	if (ftruncate(fd_m, map_base * page + map_len))
+	if (ftruncate(fd_m, wr->map_base * page + map_len))
 		die("ftruncate");
-	map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd_m, map_base * page);
+	map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd_m, wr->map_base * page);
 	if (map == MAP_FAILED)
 		die("mmap");
 	/* No readahead: each fault brings in exactly one small folio. */
@@ -92,39 +93,109 @@ int main(int argc, char **argv)
 	if (!buf)
 		die("malloc");
 	memset(buf, 'x', w * page);
-	gap.tv_sec = gap_ms / 1000;
-	gap.tv_nsec = (gap_ms % 1000) * 1000000L;
+	gap.tv_sec = wr->gap_ms / 1000;
+	gap.tv_nsec = (wr->gap_ms % 1000) * 1000000L;
 
 	for (long i = 0; i < n; i++) {
 		/* The marker: one pwrite of W fresh pages (a gap after each, unless -c). */
 		if (pwrite(fd_w, buf, w * page, i * stride * w * page) != w * page)
 			die("pwrite");
-		if (split_txn && fsync(fd_w))
+		if (wr->split_txn && fsync(fd_w))
 			die("fsync");
 		for (long j = 0; j < m; j++)
 			map[((i * m + j) * MMAP_STRIDE) * page + (i % page)] = 'y';
-		if (gap_ms)
+		if (wr->gap_ms)
 			nanosleep(&gap, NULL);
 	}
 
-	/* The expected map, only now: nothing above wrote anywhere else. */
+	/* The expected map: into memory, printed once every writer is done
+	 * (stdout is no regular file, but a pipe's write is still a syscall). */
+	out = open_memstream(&wr->expect, &wr->expect_len);
+	if (!out)
+		die("open_memstream");
 	for (long i = 0; i < n; i++) {
-		printf("{\"entry\":%ld,\"pid\":%d,\"tid\":%ld,\"bytes\":%ld,\"dev\":\"%u:%u\",\"pages\":[",
-		       i, getpid(), (long)syscall(SYS_gettid), w * page,
-		       major(st_w.st_dev), minor(st_w.st_dev));
+		fprintf(out, "{\"entry\":%ld,\"pid\":%d,\"tid\":%ld,\"bytes\":%ld,\"dev\":\"%u:%u\",\"pages\":[",
+			i, getpid(), (long)syscall(SYS_gettid), w * page,
+			major(st_w.st_dev), minor(st_w.st_dev));
 		for (long k = 0; k < w; k++)
-			printf("%s[%llu,%ld]", k ? "," : "", (unsigned long long)st_w.st_ino,
-			       i * stride * w + k);
+			fprintf(out, "%s[%llu,%ld]", k ? "," : "", (unsigned long long)st_w.st_ino,
+				i * stride * w + k);
 		for (long j = 0; j < m; j++)
-			printf(",[%llu,%ld]", (unsigned long long)st_m.st_ino,
-			       map_base + (i * m + j) * MMAP_STRIDE);
-		printf("]}\n");
+			fprintf(out, ",[%llu,%ld]", (unsigned long long)st_m.st_ino,
+				wr->map_base + (i * m + j) * MMAP_STRIDE);
+		fprintf(out, "]}\n");
 	}
-	fflush(stdout);
+	fclose(out);
 	munmap(map, map_len);
 	close(fd_w);
 	if (fd_m != fd_w)
 		close(fd_m);
 	free(buf);
+	return NULL;
+}
+
+#define USAGE "usage: synth_writer [-n N] [-w W] [-m M] [-g MS] [-t THREADS] [-s] [-c] [-o] DIR\n"
+
+int main(int argc, char **argv)
+{
+	struct writer proto = { .n = 4, .w = 2, .m = 3, .stride = 2, .cpu = -1,
+				.page = sysconf(_SC_PAGESIZE) };
+	long threads = 1, ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	struct writer *wr;
+	pthread_t *tids;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "n:w:m:g:t:sco")) != -1) {
+		switch (opt) {
+		case 'n': proto.n = atol(optarg); break;
+		case 'w': proto.w = atol(optarg); break;
+		case 'm': proto.m = atol(optarg); break;
+		case 'g': proto.gap_ms = atol(optarg); break;
+		case 't': threads = atol(optarg); break;
+		case 'o': proto.one_file = 1; break;
+		case 's': proto.split_txn = 1; break;
+		case 'c': proto.stride = 1; break;
+		default:
+			fprintf(stderr, USAGE);
+			return 2;
+		}
+	}
+	if (optind != argc - 1 || proto.n < 1 || proto.w < 1 || proto.m < 0 ||
+	    threads < 1 || threads > 256) {
+		fprintf(stderr, USAGE);
+		return 2;
+	}
+	wr = calloc(threads, sizeof(*wr));
+	tids = calloc(threads, sizeof(*tids));
+	if (!wr || !tids)
+		die("calloc");
+	for (long t = 0; t < threads; t++) {
+		wr[t] = proto;
+		if (threads == 1) {
+			snprintf(wr[t].path_w, sizeof(wr[t].path_w), "%s/synth-write.dat", argv[optind]);
+			snprintf(wr[t].path_m, sizeof(wr[t].path_m), "%s/synth-mmap.dat", argv[optind]);
+		} else {
+			/* -t: a thread per CPU in turn, each with files of its own. */
+			wr[t].cpu = ncpu > 0 ? t % ncpu : -1;
+			snprintf(wr[t].path_w, sizeof(wr[t].path_w), "%s/synth-write-%ld.dat", argv[optind], t);
+			snprintf(wr[t].path_m, sizeof(wr[t].path_m), "%s/synth-mmap-%ld.dat", argv[optind], t);
+		}
+	}
+	if (threads == 1) {
+		write_entries(&wr[0]);
+	} else {
+		for (long t = 0; t < threads; t++)
+			if ((errno = pthread_create(&tids[t], NULL, write_entries, &wr[t])))
+				die("pthread_create");
+		for (long t = 0; t < threads; t++)
+			pthread_join(tids[t], NULL);
+	}
+	for (long t = 0; t < threads; t++) {
+		fwrite(wr[t].expect, 1, wr[t].expect_len, stdout);
+		free(wr[t].expect);
+	}
+	fflush(stdout);
+	free(wr);
+	free(tids);
 	return 0;
 }

@@ -57,3 +57,15 @@ stop_tracer
 _log "one file written and mapped (-o)"
 python3 "$AMP_ROOT/tests/checks.py" synth "$AMP_TMP/expect.json" "$TRACE_OUT" \
     "$LOOPNAME" "$(getconf PAGESIZE)"
+
+# Writers on several CPUs at once: 8 threads (-t 8), thread k pinned to CPU
+# k mod the CPUs online (all 8 in a guest of 8 vCPUs, AMPTRACE_QEMU_SMP=8),
+# each with files of its own: every thread's entries and pages exact.
+make_loopfs ext4 256 "$AMP_TMP/mnt-threads"
+start_tracer -c synth_writer --dev "$LOOPNAME"
+"$SYNTH_WRITER" -n 8 -w 2 -m 3 -t 8 "$AMP_TMP/mnt-threads" | cat >"$AMP_TMP/expect.json"
+sync
+stop_tracer
+_log "8 writer threads on $(nproc) CPUs (-t 8)"
+python3 "$AMP_ROOT/tests/checks.py" synth "$AMP_TMP/expect.json" "$TRACE_OUT" \
+    "$LOOPNAME" "$(getconf PAGESIZE)"
