@@ -50,9 +50,8 @@ enum amp_sender_how {
 	AMP_SENDER_KERNEL = 2,	/* the kernel: /dev/kmsg, a netlink socket
 				 * (audit), credentials of pid 0 */
 	/* A relay's write (bpf/relay.bpf.h): its linked receives came from
-	 * more than one sender, or with no credentials. */
+	 * more than one sender. */
 	AMP_SENDER_SEVERAL = 3,
-	AMP_SENDER_NOCREDS = 4,
 };
 
 /*

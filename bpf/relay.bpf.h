@@ -11,9 +11,9 @@
  * to a file takes the receives since the last write to that same file
  * (rsyslog writes each file at the end of a batch, and one message may go
  * to several files).  If they all came from one sender, that is the
- * write's sender; if from several, or with no credentials, the entry says
- * so (AMP_SENDER_SEVERAL, AMP_SENDER_NOCREDS) and user space gives it a
- * bucket of its own.  A write with no receive before it at all is the
+ * write's sender; if from several, the entry says so (AMP_SENDER_SEVERAL)
+ * and user space gives it a bucket of its own.  A receive with no
+ * credentials is no relayed line (a daemon's TCP request).  A write with no receive before it at all is the
  * relay's own (rsyslog's notices, or an input that is no socket: imklog,
  * imfile, imjournal).  What this cannot tell: a message received for another file
  * only, or dropped by a filter, counts among the next write's receives;
@@ -64,16 +64,20 @@ struct {
 static struct relay_ring relay_empty_ring;
 
 /* A receive of a traced relay returned: who sent it, into its ring. */
-static __always_inline void relay_receive(__u8 kind, __u64 msgvec, bool kmsg)
+static __always_inline void relay_receive(__u8 kind)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct sender_id who = {};
 	struct relay_ring *ring;
 	__u64 at;
 
-	receive_sender(&who, kind, msgvec, kmsg);
-	if (who.how == AMP_SENDER_NONE)
-		who.how = AMP_SENDER_NOCREDS;
+	/* Only a receive that names its sender is a relayed line: a writer's
+	 * TCP or netlink receives (a daemon that logs to a file) leave its
+	 * writes its own. */
+	if (kind == AMP_SYS_RECVMSG)
+		sender_from_msghdr(&who, exit_syscall_arg(1));
+	if (who.how != AMP_SENDER_CREDS)
+		return;
 	ring = bpf_map_lookup_elem(&relay_rings, &tgid);
 	if (!ring) {
 		if (!bpf_map_update_elem(&relay_rings, &tgid, &relay_empty_ring, BPF_NOEXIST))

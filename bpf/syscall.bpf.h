@@ -221,7 +221,7 @@ static __always_inline void receive_done(struct amp_thread *t, __u32 nr, __u8 ki
 	if (ret <= 0)
 		return;
 	if (relay_links) {	/* --preset write: a relay's receive, no entry */
-		relay_receive(kind, arg_ptr, kmsg);
+		relay_receive(kind);
 		return;
 	}
 	e = entry_open(t, bpf_get_current_pid_tgid(), &p, bpf_ktime_get_boot_ns());

@@ -15,6 +15,8 @@
 # where its lines are several senders'; the per-sender rows add up to
 # rsyslogd's bill; the disk's classes equal its counter; and the same
 # senders from a record of the first pass (amptrace record, then report).
+# Then a daemon that receives with no credentials and logs to a file: its
+# writes stay its own.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -81,3 +83,36 @@ sysctl -qw net.unix.max_dgram_qlen=512
 start_rsyslog "$AMP_TMP/mnt2/forwarded.log" "$(dirname "$JOURNALD_SOCK")/syslog"
 sysctl -qw "net.unix.max_dgram_qlen=$qlen"
 senders_pass journal "$JOURNALD_SOCK" 3 "$AMP_TMP/mnt2/forwarded.log" burst:60 mixed:40
+
+# 3. A writer that receives with no credentials (a daemon's requests, here
+# a socket without SO_PASSCRED, read by recvmsg) and logs to a file: its
+# writes stay its own.
+_kill_wait "$RSYSLOG_PID" rsyslogd
+python3 - "$AMP_TMP/mnt2/daemon.log" 5 >"$AMP_TMP/daemon.out" <<'PY' &
+import os, socket, sys, time
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+print(os.getpid(), flush=True)
+time.sleep(8)           # the tracer attaches meanwhile
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+for i in range(int(sys.argv[2])):
+    b.send(b"request %d" % i)
+    msg = a.recvmsg(100)[0]
+    os.write(fd, b"served " + msg + b"\n")
+    time.sleep(0.3)
+PY
+daemon=$!
+at_exit _kill_wait "$daemon" daemon
+wait_for "[[ -s $AMP_TMP/daemon.out ]]" 10 || fail "the daemon did not start"
+start_tracer -p "$daemon" --preset write --dev "$LOOPNAME"
+wait "$daemon" || fail "the daemon failed"
+sync
+stop_tracer
+python3 - "$TRACE_OUT" "$daemon" <<'PY'
+import json, sys
+entries = [json.loads(l) for l in open(sys.argv[1]) if '"entry"' in l]
+mine = [e for e in entries if e["pid"] == int(sys.argv[2]) and e.get("file")]
+bad = [e["sender"] for e in mine if e["sender"].get("how") != "self" or "relayed_receives" in e["sender"]]
+if len(mine) != 5 or bad:
+    sys.exit(f"FAIL: {len(mine)} write entries of 5, relayed: {bad}")
+print(f"ok: a daemon's 5 writes after receives with no credentials: its own (how self)")
+PY
