@@ -88,11 +88,12 @@ senders_pass journal "$JOURNALD_SOCK" 3 "$AMP_TMP/mnt2/forwarded.log" burst:60 m
 # a socket without SO_PASSCRED, read by recvmsg) and logs to a file: its
 # writes stay its own.
 _kill_wait "$RSYSLOG_PID" rsyslogd
-python3 - "$AMP_TMP/mnt2/daemon.log" 5 >"$AMP_TMP/daemon.out" <<'PY' &
+python3 - "$AMP_TMP/mnt2/daemon.log" 5 "$AMP_TMP/daemon.go" >"$AMP_TMP/daemon.out" <<'PY' &
 import os, socket, sys, time
 a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
 print(os.getpid(), flush=True)
-time.sleep(8)           # the tracer attaches meanwhile
+while not os.path.exists(sys.argv[3]):  # until the tracer is attached
+    time.sleep(0.1)
 fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
 for i in range(int(sys.argv[2])):
     b.send(b"request %d" % i)
@@ -104,6 +105,7 @@ daemon=$!
 at_exit _kill_wait "$daemon" daemon
 wait_for "[[ -s $AMP_TMP/daemon.out ]]" 10 || fail "the daemon did not start"
 start_tracer -p "$daemon" --preset write --dev "$LOOPNAME"
+touch "$AMP_TMP/daemon.go"
 wait "$daemon" || fail "the daemon failed"
 sync
 stop_tracer
