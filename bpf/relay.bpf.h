@@ -108,7 +108,6 @@ static __always_inline void relay_link_write(struct amp_entry *e, __u32 tgid,
 	/* Zeroed whole: 5.15's verifier refuses a helper's read of stack
 	 * bytes never written, the struct's padding. */
 	struct relay_cursor *cursor, now = {};
-	struct sender_id who;
 	__u64 head, from, n;
 
 	if (!ring)
@@ -119,12 +118,7 @@ static __always_inline void relay_link_write(struct amp_entry *e, __u32 tgid,
 	ring->last_write = head;
 	if (from >= head) {
 		if (cursor)	/* sender_links 0: taken by the last write */
-			who = cursor->last;
-		else
-			return;
-		e->sender_pid = who.pid;
-		e->sender_uid = who.uid;
-		e->sender_how = who.how;
+			entry_sender(e, &cursor->last);
 		return;
 	}
 	n = head - from;
@@ -134,14 +128,13 @@ static __always_inline void relay_link_write(struct amp_entry *e, __u32 tgid,
 		*cursor = now;
 	else
 		bpf_map_update_elem(&relay_cursors, &key, &now, BPF_ANY);
-	e->sender_pid = now.last.pid;
-	e->sender_uid = now.last.uid;
-	e->sender_how = now.last.how;
+	entry_sender(e, &now.last);
 	e->sender_links = n > 255 ? 255 : n;
+	/* Every slot holds credentials (relay_receive): the pids tell. */
 	for (__u32 i = 1; i < AMP_RELAY_RING && i < n; i++) {
 		struct sender_id *s = &ring->slot[(head - 1 - i) & (AMP_RELAY_RING - 1)];
 
-		if (s->how != now.last.how || s->pid != now.last.pid) {
+		if (s->pid != now.last.pid) {
 			e->sender_how = AMP_SENDER_SEVERAL;
 			break;
 		}

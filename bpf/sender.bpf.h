@@ -45,6 +45,14 @@ struct sender_id {
 	__u8 how;
 };
 
+/* An entry's sender, as who says. */
+static __always_inline void entry_sender(struct amp_entry *e, const struct sender_id *who)
+{
+	e->sender_pid = who->pid;
+	e->sender_uid = who->uid;
+	e->sender_how = who->how;
+}
+
 /* The SCM_CREDENTIALS in the control buffer of the msghdr at user
  * address msg, into who; nothing if there is none. */
 static __always_inline void sender_from_msghdr(struct sender_id *who, __u64 msg)

@@ -229,9 +229,7 @@ static __always_inline void receive_done(struct amp_thread *t, __u32 nr, __u8 ki
 		return;
 	e->bytes = kind == AMP_SYS_RECVMMSG ? recvmmsg_bytes(arg_ptr, ret) : ret;
 	receive_sender(&who, kind, arg_ptr, kmsg);
-	e->sender_pid = who.pid;
-	e->sender_uid = who.uid;
-	e->sender_how = who.how;
+	entry_sender(e, &who);
 }
 
 /* nr: the syscall, or -1 where the hook does not say (raw sys_exit). */

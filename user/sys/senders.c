@@ -315,13 +315,9 @@ const struct sender *senders_of(struct senders *s, const struct amp_entry *e)
 		}
 		w->state = SENDER_SELF;
 		w->uid = (__u32)-1;
-		w->relay = false;
-		w->relayed = 0;
 		return w;
 	}
 	sender_named(s, e->sender_how, e->sender_pid, e->sender_uid, e->start_ns, w);
-	w->relay = false;
-	w->relayed = 0;
 	return w;
 }
 
