@@ -19,6 +19,7 @@
 #include "folios.bpf.h"
 #include "sender.bpf.h"
 #include "relay.bpf.h"
+#include "journal_reader.bpf.h"
 #include "syscall.bpf.h"
 #include "txnpages.bpf.h"
 #include "fsjournal.bpf.h"

@@ -13,9 +13,11 @@
  * to several files).  If they all came from one sender, that is the
  * write's sender; if from several, the entry says so (AMP_SENDER_SEVERAL)
  * and user space gives it a bucket of its own.  A receive with no
- * credentials is no relayed line (a daemon's TCP request).  A write with no receive before it at all is the
- * relay's own (rsyslog's notices, or an input that is no socket: imklog,
- * imfile, imjournal).  What this cannot tell: a message received for another file
+ * credentials is no relayed line (a daemon's TCP request).  A relay that
+ * reads the journal instead (rsyslog's imjournal) pushes each entry it
+ * reads (bpf/journal_reader.bpf.h).  A write with no record before it at
+ * all is the relay's own (rsyslog's notices, or an input that is neither:
+ * imklog, imfile).  What this cannot tell: a message received for another file
  * only, or dropped by a filter, counts among the next write's receives;
  * in a burst, a message received while the previous batch was written
  * goes to that write as well as its own (see relay_link_write).
@@ -63,21 +65,14 @@ struct {
 /* An empty ring, the value a new one is made from (too big for the stack). */
 static struct relay_ring relay_empty_ring;
 
-/* A receive of a traced relay returned: who sent it, into its ring. */
-static __always_inline void relay_receive(__u8 kind)
+/* A record the current (traced) process relays came from who: into its
+ * ring, made at the first. */
+static __always_inline void relay_push(const struct sender_id *who)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct sender_id who = {};
 	struct relay_ring *ring;
 	__u64 at;
 
-	/* Only a receive that names its sender is a relayed line: a writer's
-	 * TCP or netlink receives (a daemon that logs to a file) leave its
-	 * writes its own. */
-	if (kind == AMP_SYS_RECVMSG)
-		sender_from_msghdr(&who, exit_syscall_arg(1));
-	if (who.how != AMP_SENDER_CREDS)
-		return;
 	ring = bpf_map_lookup_elem(&relay_rings, &tgid);
 	if (!ring) {
 		if (!bpf_map_update_elem(&relay_rings, &tgid, &relay_empty_ring, BPF_NOEXIST))
@@ -88,7 +83,21 @@ static __always_inline void relay_receive(__u8 kind)
 	}
 	/* Receiving threads may race: each takes a slot of its own. */
 	at = __sync_fetch_and_add(&ring->head, 1);
-	ring->slot[at & (AMP_RELAY_RING - 1)] = who;
+	ring->slot[at & (AMP_RELAY_RING - 1)] = *who;
+}
+
+/* A receive of a traced relay returned: who sent it, into its ring. */
+static __always_inline void relay_receive(__u8 kind)
+{
+	struct sender_id who = {};
+
+	/* Only a receive that names its sender is a relayed line: a writer's
+	 * TCP or netlink receives (a daemon that logs to a file) leave its
+	 * writes its own. */
+	if (kind == AMP_SYS_RECVMSG)
+		sender_from_msghdr(&who, exit_syscall_arg(1));
+	if (who.how == AMP_SENDER_CREDS)
+		relay_push(&who);
 }
 
 /*
@@ -130,7 +139,7 @@ static __always_inline void relay_link_write(struct amp_entry *e, __u32 tgid,
 		bpf_map_update_elem(&relay_cursors, &key, &now, BPF_ANY);
 	entry_sender(e, &now.last);
 	e->sender_links = n > 255 ? 255 : n;
-	/* Every slot holds credentials (relay_receive): the pids tell. */
+	/* Every slot holds a pid, or 0 for the kernel: the pids tell. */
 	for (__u32 i = 1; i < AMP_RELAY_RING && i < n; i++) {
 		struct sender_id *s = &ring->slot[(head - 1 - i) & (AMP_RELAY_RING - 1)];
 

@@ -676,13 +676,18 @@ journal_one_line() {
 
 # ---------------------------------------------------------------- rsyslog ---
 
-# start_rsyslog LOGFILE [SOCKET]: private rsyslogd listening only on
+# start_rsyslog LOGFILE [SOCKET|journal]: private rsyslogd listening only on
 # SOCKET ($AMP_TMP/rsyslog.sock by default; journald forwards to
-# /run/systemd/journal/syslog), writing exactly "<message>\n" per line to
-# LOGFILE, and only for messages tagged $AMP_TAG (rsyslog's own start/stop
-# notices are dropped).  Sets RSYSLOG_PID and RSYSLOG_SOCK.
+# /run/systemd/journal/syslog), or reading the journal (imjournal, RHEL's
+# input: the local journal from its end), writing exactly "<message>\n"
+# per line to LOGFILE, and only for messages tagged $AMP_TAG (rsyslog's own
+# start/stop notices are dropped).  Sets RSYSLOG_PID and RSYSLOG_SOCK.
 start_rsyslog() {
     local logfile=$1 conf=$AMP_TMP/rsyslog.conf
+    if [[ ${2-} == journal ]]; then
+        _start_rsyslog_imjournal "$logfile"
+        return
+    fi
     RSYSLOG_SOCK=${2:-$AMP_TMP/rsyslog.sock}
     # The RFC3164 parser keeps the space after "tag:" in %msg%;
     # remove.msgFirstSpace drops exactly that one space (not any others).
@@ -713,6 +718,31 @@ EOF
         return 1
     fi
     _log "start_rsyslog: pid $RSYSLOG_PID, socket $RSYSLOG_SOCK -> $logfile"
+}
+
+_start_rsyslog_imjournal() {
+    local logfile=$1 conf=$AMP_TMP/rsyslog.conf
+    RSYSLOG_SOCK=''
+    cat >"$conf" <<EOF
+global(workDirectory="$AMP_TMP")
+module(load="imjournal" StateFile="$AMP_TMP/imjournal.state" IgnorePreviousMessages="on")
+template(name="amp.msgonly" type="string" string="%msg%\n")
+if \$programname == "$AMP_TAG" then
+    action(type="omfile" file="$logfile" template="amp.msgonly")
+stop
+EOF
+    rsyslogd -N1 -f "$conf" >"$AMP_TMP/rsyslog.check" 2>&1 ||
+        { cat "$AMP_TMP/rsyslog.check" >&2; _log "start_rsyslog: bad config"; return 1; }
+    rsyslogd -n -f "$conf" -i "$AMP_TMP/rsyslog.pid" </dev/null >"$AMP_TMP/rsyslog.log" 2>&1 &
+    RSYSLOG_PID=$!
+    at_exit _kill_wait "$RSYSLOG_PID" rsyslogd
+    # Up once its journal reader is: the journal's files open.
+    if ! wait_for "ls -l /proc/$RSYSLOG_PID/fd 2>/dev/null | grep -q '\.journal'" 10; then
+        _log "start_rsyslog: rsyslogd did not open the journal within 10 s; its log:"
+        cat "$AMP_TMP/rsyslog.log" >&2
+        return 1
+    fi
+    _log "start_rsyslog: pid $RSYSLOG_PID, imjournal -> $logfile"
 }
 
 # send_rsyslog_line TEXT: one datagram to the private rsyslog socket.

@@ -14,7 +14,8 @@ a burst, rsyslog's write of a batch takes the receive of the next batch's
 first line too (bpf/relay.bpf.h), so an entry of their lines may name
 either of them, or "several"; how many are exact is printed.  Every other
 sender must be named exactly.  The per-sender rows of the summary
-hold each sender's entries, and add up to rsyslog's own row.
+hold each sender's entries (its lines', and those of rsyslog's other
+files its lines made it write), and add up to rsyslog's own row.
 """
 import argparse
 import collections
@@ -83,6 +84,16 @@ def main():
     senders = sorted(set(comm_of.values()))
     exact = [c for c in senders if c not in mixed]
     ok(f"senders named exactly: {', '.join(exact)}; mixed: {', '.join(sorted(mixed)) or '-'}")
+    # rsyslog's other files (imjournal's state file, written every 10
+    # entries read) are named by the lines read since, too: the rows hold
+    # them.
+    others = [e for e in entries if "relayed_receives" in e.get("sender", {})
+              and e.get("file", {}).get("ino") != a.ino]
+    for e in others:
+        s = e["sender"]
+        named["(several senders)" if s["how"] == "several" else s.get("comm")] += 1
+    if others:
+        ok(f"{len(others)} write entries on rsyslog's other files named as well")
     rows = {r["sender"]: r for r in summary["senders"]}
     for label, n in named.items():
         if rows.get(label, {}).get("entries") != n:

@@ -16,7 +16,10 @@
 # rsyslogd's bill; the disk's classes equal its counter; and the same
 # senders from a record of the first pass (amptrace record, then report).
 # Then a daemon that receives with no credentials and logs to a file: its
-# writes stay its own.
+# writes stay its own.  Last, rsyslog reading the journal instead
+# (imjournal, RHEL's and Fedora's input): no receive, each entry it reads
+# names its line's sender (bpf/journal_reader.bpf.h), checked as above.
+# AMP_T44_PARTS="2 4": only those parts (2 to 4 need journald: 2 sets it up).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -57,12 +60,17 @@ senders_pass() {
         "$(stat -c %i "$log")" --mixed amp-snd-8,amp-snd-9
 }
 
+parts=" ${AMP_T44_PARTS:-1 2 3 4} "
+part() { [[ $parts == *" $1 "* ]]; }
+
 # 1. rsyslog alone: senders write to its socket, as to /dev/log.
-mnt=$AMP_TMP/mnt
-make_loopfs ext4 256 "$mnt"
-start_rsyslog "$mnt/alone.log"
-senders_pass syslog "$RSYSLOG_SOCK" 0 "$mnt/alone.log" burst:60 mixed:40 "$AMP_TMP/alone.amp"
-_kill_wait "$RSYSLOG_PID" rsyslogd
+if part 1; then
+    mnt=$AMP_TMP/mnt
+    make_loopfs ext4 256 "$mnt"
+    start_rsyslog "$mnt/alone.log"
+    senders_pass syslog "$RSYSLOG_SOCK" 0 "$mnt/alone.log" burst:60 mixed:40 "$AMP_TMP/alone.amp"
+    _kill_wait "$RSYSLOG_PID" rsyslogd
+fi
 
 # 2. Behind journald: senders write journald's native socket; journald
 # stores the line (its own disk) and forwards it to rsyslog's socket
@@ -82,12 +90,22 @@ at_exit sysctl -qw "net.unix.max_dgram_qlen=$qlen"
 sysctl -qw net.unix.max_dgram_qlen=512
 start_rsyslog "$AMP_TMP/mnt2/forwarded.log" "$(dirname "$JOURNALD_SOCK")/syslog"
 sysctl -qw "net.unix.max_dgram_qlen=$qlen"
-senders_pass journal "$JOURNALD_SOCK" 3 "$AMP_TMP/mnt2/forwarded.log" burst:60 mixed:40
+! part 2 || senders_pass journal "$JOURNALD_SOCK" 3 "$AMP_TMP/mnt2/forwarded.log" burst:60 mixed:40
+_kill_wait "$RSYSLOG_PID" rsyslogd
+
+# 4. rsyslog reading the journal (imjournal): no receive; the _PID journald
+# wrote into each entry it reads names the line's sender, who need not
+# linger.  (Here, ahead of 3, which leaves the tracer's output its own.)
+if part 4; then
+    start_rsyslog "$AMP_TMP/mnt2/imjournal.log" journal
+    senders_pass journal "$JOURNALD_SOCK" 0 "$AMP_TMP/mnt2/imjournal.log" burst:60 mixed:40
+    _kill_wait "$RSYSLOG_PID" rsyslogd
+fi
+part 3 || exit 0
 
 # 3. A writer that receives with no credentials (a daemon's requests, here
 # a socket without SO_PASSCRED, read by recvmsg) and logs to a file: its
 # writes stay its own.
-_kill_wait "$RSYSLOG_PID" rsyslogd
 python3 - "$AMP_TMP/mnt2/daemon.log" 5 "$AMP_TMP/daemon.go" >"$AMP_TMP/daemon.out" <<'PY' &
 import os, socket, sys, time
 a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)

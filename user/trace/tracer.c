@@ -33,6 +33,7 @@
 #include "sys/paths.h"
 #include "sys/presets.h"
 #include "sys/senders.h"
+#include "trace/journal_readers.h"
 #include "trace/ksyms.h"
 #include "trace/preflight.h"
 #include "trace/prefault.h"
@@ -93,6 +94,7 @@ struct tracer {
 	int nr_sys_links;
 	const char *sys_hook;	/* which, for the start line */
 	struct bpf_program *enter_prog;	/* on_syscall_enter or its _cast twin */
+	struct reader_probes readers;	/* relays that read the journal */
 	double start, next_sweep, next_stale;
 	struct wall_clock clock;	/* entry times: the report's and the record's */
 };
@@ -752,6 +754,16 @@ static void detach_syscall_hooks(struct tracer *t)
 {
 	while (t->nr_sys_links > 0)
 		bpf_link__destroy(t->sys_links[--t->nr_sys_links]);
+	reader_probes_detach(&t->readers);
+}
+
+/* Does the preset name its writes' senders from its receives (write)? */
+static bool preset_relays(const struct preset_syscall *sys, int nr_sys)
+{
+	for (int i = 0; i < nr_sys; i++)
+		if (sys[i].relay)
+			return true;
+	return false;
 }
 
 static bool add_sys_link(struct tracer *t, struct bpf_link *link)
@@ -974,6 +986,17 @@ static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, i
 	bpf_program__set_autoattach(t->skel->progs.on_syscall_enter, false);
 	bpf_program__set_autoattach(t->skel->progs.on_syscall_enter_cast, false);
 	bpf_program__set_autoattach(t->skel->progs.on_syscall_exit, false);
+	/* Journal readers' probes: attached by reader_probes_attach, loaded
+	 * where relays are traced. */
+	for (int i = 0; i < 3; i++) {
+		struct bpf_program *p = i == 0 ? t->skel->progs.on_journal_next :
+					i == 1 ? t->skel->progs.on_journal_enumerate :
+						 t->skel->progs.on_journal_enumerate_ret;
+
+		bpf_program__set_autoattach(p, false);
+		if (!preset_relays(sys, nr_sys))
+			bpf_program__set_autoload(p, false);
+	}
 	if (memory_enough(t->skel->obj))
 		return -1;
 	err = amptrace__load(t->skel);
@@ -1022,6 +1045,15 @@ static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, i
 	}
 	if (attach_syscall_hooks(t, sys, nr_sys))
 		return -1;
+	if (preset_relays(sys, nr_sys)) {
+		struct reader_progs rp = {
+			.next_ret = t->skel->progs.on_journal_next,
+			.enumerate = t->skel->progs.on_journal_enumerate,
+			.enumerate_ret = t->skel->progs.on_journal_enumerate_ret,
+		};
+
+		reader_probes_attach(&t->readers, &rp, t->opts);
+	}
 	t->ledger = ledger_new(deliver_entry, t, bpf_map__fd(t->skel->maps.devs));
 	if (!t->ledger)
 		return -1;

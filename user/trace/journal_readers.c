@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Where a relay reads the journal (rsyslog's imjournal), the entries it
+ * reads name its lines' senders: uprobes on libsystemd's sd_journal_next
+ * and field enumeration (bpf/journal_reader.bpf.h).
+ *
+ * A uprobe traps in every process that maps the library, traced or not,
+ * and a reader that goes through every field of every entry (journalctl
+ * -o json) would pay two traps per field.  So each traced process that
+ * runs now is probed on its own (the kernel then puts the breakpoints in
+ * its memory only), through its own view of the file (/proc/PID/root: a
+ * container's libsystemd is its own).  Only where no traced process is
+ * known is the library probed for all.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+
+#include "util.h"
+#include "trace/journal_readers.h"
+#include "trace/trace.h"
+
+#if defined(__x86_64__)
+#define MULTIARCH "x86_64-linux-gnu"
+#elif defined(__aarch64__)
+#define MULTIARCH "aarch64-linux-gnu"
+#else
+#define MULTIARCH "unknown"
+#endif
+
+/* Where distributions keep libsystemd (Debian's multiarch, Fedora's lib64). */
+static const char *const lib_dirs[] = {
+	"/usr/lib/" MULTIARCH, "/lib/" MULTIARCH, "/usr/lib64", "/lib64", "/usr/lib",
+};
+
+/* The libsystemd that pid maps, as a path amptrace can open; false if none. */
+static bool proc_libsystemd(pid_t pid, char *out, size_t len)
+{
+	char path[64], line[4096];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *file = strchr(line, '/'), *base;
+
+		if (!file)
+			continue;
+		file[strcspn(file, "\n")] = '\0';
+		base = strrchr(file, '/') + 1;
+		if (!strncmp(base, "libsystemd.so.", 14) &&
+		    (size_t)snprintf(out, len, "/proc/%d/root%s", pid, file) < len)
+			found = true;
+	}
+	fclose(f);
+	return found;
+}
+
+static bool system_libsystemd(char *out, size_t len)
+{
+	for (size_t i = 0; i < sizeof(lib_dirs) / sizeof(lib_dirs[0]); i++) {
+		snprintf(out, len, "%s/libsystemd.so.0", lib_dirs[i]);
+		if (!access(out, R_OK))
+			return true;
+	}
+	return false;
+}
+
+static bool attach_one(struct reader_probes *rp, struct bpf_program *prog, pid_t pid,
+		       const char *lib, const char *func, bool ret)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = func, .retprobe = ret);
+	struct bpf_link *link;
+
+	if (rp->nr_links >= READER_MAX_LINKS)
+		return false;
+	link = bpf_program__attach_uprobe_opts(prog, pid, lib, 0, &uo);
+	if (!link)
+		return false;
+	rp->links[rp->nr_links++] = link;
+	return true;
+}
+
+/* The probes on lib for pid (-1: every process): sd_journal_next is
+ * needed; enumerate_available_data is systemd 246's, either will do. */
+static int attach_lib(struct reader_probes *rp, const struct reader_progs *p, pid_t pid,
+		      const char *lib)
+{
+	static const char *const enumerate[] = {
+		"sd_journal_enumerate_data", "sd_journal_enumerate_available_data",
+	};
+	int first = rp->nr_links, fields = 0, err;
+
+	if (!attach_one(rp, p->next_ret, pid, lib, "sd_journal_next", true)) {
+		err = -errno;
+		goto fail;
+	}
+	for (int i = 0; i < 2; i++)
+		if (attach_one(rp, p->enumerate, pid, lib, enumerate[i], false) &&
+		    attach_one(rp, p->enumerate_ret, pid, lib, enumerate[i], true))
+			fields++;
+	if (fields)
+		return 0;
+	err = -errno;
+fail:
+	while (rp->nr_links > first)
+		bpf_link__destroy(rp->links[--rp->nr_links]);
+	return err ? err : -ENOENT;
+}
+
+static bool comm_is(pid_t pid, const char *comm)
+{
+	char path[64], name[32];
+	FILE *f;
+	bool is = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (fgets(name, sizeof(name), f)) {
+		name[strcspn(name, "\n")] = '\0';
+		is = !strcmp(name, comm);
+	}
+	fclose(f);
+	return is;
+}
+
+/* The traced processes running now: -p's, or -c's found in /proc. */
+static int traced_now(const struct trace_opts *o, pid_t *pids, int max)
+{
+	struct dirent *d;
+	DIR *proc;
+	int n = 0;
+
+	if (o->nr_pids) {
+		for (int i = 0; i < o->nr_pids && n < max; i++)
+			pids[n++] = o->pids[i];
+		return n;
+	}
+	if (!o->comm || o->cgroup)
+		return 0;
+	proc = opendir("/proc");
+	if (!proc)
+		return 0;
+	while (n < max && (d = readdir(proc))) {
+		if (!isdigit((unsigned char)d->d_name[0]))
+			continue;
+		if (comm_is(atoi(d->d_name), o->comm))
+			pids[n++] = atoi(d->d_name);
+	}
+	closedir(proc);
+	return n;
+}
+
+int reader_probes_attach(struct reader_probes *rp, const struct reader_progs *progs,
+			 const struct trace_opts *o)
+{
+	pid_t pids[AMP_MAX_PIDS];
+	char lib[4200];
+	int n = traced_now(o, pids, AMP_MAX_PIDS), err;
+
+	for (int i = 0; i < n; i++) {
+		if (!proc_libsystemd(pids[i], lib, sizeof(lib)))
+			continue;	/* reads no journal */
+		err = attach_lib(rp, progs, pids[i], lib);
+		if (err) {
+			fprintf(stderr, "amptrace: cannot probe %s in pid %d (%s): the journal "
+				"entries it reads stay unnamed\n", lib, pids[i], strerror(-err));
+			continue;
+		}
+		rp->nr_procs++;
+		if (o->verbose)
+			fprintf(stderr, "amptrace: journal reading probed in pid %d (%s)\n",
+				pids[i], lib);
+	}
+	if (n)
+		return rp->nr_links;
+	/* None known: every process's libsystemd, if there is one. */
+	if (!system_libsystemd(lib, sizeof(lib)))
+		return 0;
+	err = attach_lib(rp, progs, -1, lib);
+	if (err)
+		fprintf(stderr, "amptrace: cannot probe %s (%s): the journal entries a traced "
+			"process reads stay unnamed\n", lib, strerror(-err));
+	else if (o->verbose)
+		fprintf(stderr, "amptrace: journal reading probed in %s, every process\n", lib);
+	return rp->nr_links;
+}
+
+void reader_probes_detach(struct reader_probes *rp)
+{
+	while (rp->nr_links > 0)
+		bpf_link__destroy(rp->links[--rp->nr_links]);
+	rp->nr_procs = 0;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Uprobes on libsystemd's journal reading, for relays that read the
+ * journal (rsyslog's imjournal): bpf/journal_reader.bpf.h. */
+#ifndef AMPTRACE_JOURNAL_READERS_H
+#define AMPTRACE_JOURNAL_READERS_H
+
+#include <stdbool.h>
+
+struct bpf_program;
+struct bpf_link;
+struct trace_opts;
+
+#define READER_MAX_LINKS	64
+
+struct reader_probes {
+	struct bpf_link *links[READER_MAX_LINKS];
+	int nr_links;
+	int nr_procs;		/* processes probed; 0 with a library-wide probe */
+};
+
+/* The three programs: sd_journal_next's return, the field enumeration's
+ * call and return. */
+struct reader_progs {
+	struct bpf_program *next_ret, *enumerate, *enumerate_ret;
+};
+
+/*
+ * Probe the traced processes' libsystemd (each one -p or -c names that
+ * runs now and maps it), or, where none is known (--cgroup, a -c process
+ * not started yet), the system's libsystemd for every process that maps
+ * it (the programs keep to the traced ones; others pay the probes' traps).
+ * Never fails the trace: what cannot be probed is said in one line, and
+ * those relays' lines stay their own.  Returns the links made.
+ */
+int reader_probes_attach(struct reader_probes *rp, const struct reader_progs *progs,
+			 const struct trace_opts *o);
+void reader_probes_detach(struct reader_probes *rp);
+
+#endif /* AMPTRACE_JOURNAL_READERS_H */
