@@ -18,8 +18,9 @@
 # Then a daemon that receives with no credentials and logs to a file: its
 # writes stay its own.  Last, rsyslog reading the journal instead
 # (imjournal, RHEL's and Fedora's input): no receive, each entry it reads
-# names its line's sender (bpf/journal_reader.bpf.h), checked as above.
-# AMP_T44_PARTS="2 4": only those parts (2 to 4 need journald: 2 sets it up).
+# names its line's sender (bpf/journal_reader.bpf.h), checked as above,
+# also after rsyslogd restarts under `-c rsyslogd`.
+# AMP_T44_PARTS="2 4": only those parts (2 to 5 need journald: 2 sets it up).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -60,7 +61,7 @@ senders_pass() {
         "$(stat -c %i "$log")" --mixed amp-snd-8,amp-snd-9
 }
 
-parts=" ${AMP_T44_PARTS:-1 2 3 4} "
+parts=" ${AMP_T44_PARTS:-1 2 3 4 5} "
 part() { [[ $parts == *" $1 "* ]]; }
 
 # 1. rsyslog alone: senders write to its socket, as to /dev/log.
@@ -99,6 +100,23 @@ _kill_wait "$RSYSLOG_PID" rsyslogd
 if part 4; then
     start_rsyslog "$AMP_TMP/mnt2/imjournal.log" journal
     senders_pass journal "$JOURNALD_SOCK" 0 "$AMP_TMP/mnt2/imjournal.log" burst:60 mixed:40
+    _kill_wait "$RSYSLOG_PID" rsyslogd
+fi
+
+# 5. The same rsyslogd restarted under `-c rsyslogd`: amptrace probes the
+# new process too (it looks every 2 s), and names its lines' senders.
+if part 5; then
+    log=$AMP_TMP/mnt2/restarted.log
+    start_rsyslog "$log" journal
+    start_tracer -c rsyslogd --preset write --dev "$LOOPNAME"
+    _kill_wait "$RSYSLOG_PID" rsyslogd
+    start_rsyslog "$log" journal
+    sleep 3
+    python3 "$AMP_ROOT/tests/line_sender.py" journal "$JOURNALD_SOCK" "$AMP_TAG" 0 spaced:4
+    wait_for "[[ \$(wc -l <$log) -ge 4 ]]" 20 || fail "rsyslog wrote $(wc -l <"$log") of 4 lines"
+    sync
+    stop_tracer
+    python3 "$AMP_ROOT/tests/relay_checks.py" "$TRACE_OUT" "$log" "$(stat -c %i "$log")"
     _kill_wait "$RSYSLOG_PID" rsyslogd
 fi
 part 3 || exit 0

@@ -74,45 +74,58 @@ static bool system_libsystemd(char *out, size_t len)
 	return false;
 }
 
-static bool attach_one(struct reader_probes *rp, struct bpf_program *prog, pid_t pid,
-		       const char *lib, const char *func, bool ret)
+static bool attach_one(struct reader_proc *rp, struct bpf_program *prog, const char *lib,
+		       const char *func, bool ret)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = func, .retprobe = ret);
 	struct bpf_link *link;
 
-	if (rp->nr_links >= READER_MAX_LINKS)
+	if (rp->nr_links >= READER_LINKS)
 		return false;
-	link = bpf_program__attach_uprobe_opts(prog, pid, lib, 0, &uo);
+	link = bpf_program__attach_uprobe_opts(prog, rp->pid, lib, 0, &uo);
 	if (!link)
 		return false;
 	rp->links[rp->nr_links++] = link;
 	return true;
 }
 
-/* The probes on lib for pid (-1: every process): sd_journal_next is
- * needed; enumerate_available_data is systemd 246's, either will do. */
-static int attach_lib(struct reader_probes *rp, const struct reader_progs *p, pid_t pid,
-		      const char *lib)
+static void proc_detach(struct reader_proc *rp)
+{
+	while (rp->nr_links > 0)
+		bpf_link__destroy(rp->links[--rp->nr_links]);
+}
+
+/* The probes on lib for pid (-1: every process) into a free slot:
+ * sd_journal_next is needed; enumerate_available_data is systemd 246's,
+ * either will do. */
+static int attach_lib(struct reader_probes *rps, int pid, const char *lib)
 {
 	static const char *const enumerate[] = {
 		"sd_journal_enumerate_data", "sd_journal_enumerate_available_data",
 	};
-	int first = rp->nr_links, fields = 0, err;
+	const struct reader_progs *p = &rps->progs;
+	struct reader_proc *rp;
+	int fields = 0, err;
 
-	if (!attach_one(rp, p->next_ret, pid, lib, "sd_journal_next", true)) {
+	if (rps->nr_procs >= READER_MAX_PROCS)
+		return -E2BIG;
+	rp = &rps->procs[rps->nr_procs];
+	*rp = (struct reader_proc){ .pid = pid };
+	if (!attach_one(rp, p->next_ret, lib, "sd_journal_next", true)) {
 		err = -errno;
 		goto fail;
 	}
 	for (int i = 0; i < 2; i++)
-		if (attach_one(rp, p->enumerate, pid, lib, enumerate[i], false) &&
-		    attach_one(rp, p->enumerate_ret, pid, lib, enumerate[i], true))
+		if (attach_one(rp, p->enumerate, lib, enumerate[i], false) &&
+		    attach_one(rp, p->enumerate_ret, lib, enumerate[i], true))
 			fields++;
-	if (fields)
+	if (fields) {
+		rps->nr_procs++;
 		return 0;
+	}
 	err = -errno;
 fail:
-	while (rp->nr_links > first)
-		bpf_link__destroy(rp->links[--rp->nr_links]);
+	proc_detach(rp);
 	return err ? err : -ENOENT;
 }
 
@@ -161,44 +174,84 @@ static int traced_now(const struct trace_opts *o, pid_t *pids, int max)
 	return n;
 }
 
-int reader_probes_attach(struct reader_probes *rp, const struct reader_progs *progs,
+static bool probed(const struct reader_probes *rps, pid_t pid)
+{
+	for (int i = 0; i < rps->nr_procs; i++)
+		if (rps->procs[i].pid == pid)
+			return true;
+	return false;
+}
+
+/* Probe each traced process running now that maps libsystemd. */
+static void attach_procs(struct reader_probes *rps, const pid_t *pids, int n)
+{
+	char lib[4200];
+	int err;
+
+	for (int i = 0; i < n; i++) {
+		if (probed(rps, pids[i]) || !proc_libsystemd(pids[i], lib, sizeof(lib)))
+			continue;	/* done, or reads no journal */
+		err = attach_lib(rps, pids[i], lib);
+		if (err) {
+			fprintf(stderr, "amptrace: cannot probe %s in pid %d (%s): the journal "
+				"entries it reads stay unnamed\n", lib, pids[i], strerror(-err));
+			continue;
+		}
+		if (rps->opts->verbose)
+			fprintf(stderr, "amptrace: journal reading probed in pid %d (%s)\n",
+				pids[i], lib);
+	}
+}
+
+int reader_probes_attach(struct reader_probes *rps, const struct reader_progs *progs,
 			 const struct trace_opts *o)
 {
 	pid_t pids[AMP_MAX_PIDS];
 	char lib[4200];
 	int n = traced_now(o, pids, AMP_MAX_PIDS), err;
 
-	for (int i = 0; i < n; i++) {
-		if (!proc_libsystemd(pids[i], lib, sizeof(lib)))
-			continue;	/* reads no journal */
-		err = attach_lib(rp, progs, pids[i], lib);
-		if (err) {
-			fprintf(stderr, "amptrace: cannot probe %s in pid %d (%s): the journal "
-				"entries it reads stay unnamed\n", lib, pids[i], strerror(-err));
-			continue;
-		}
-		rp->nr_procs++;
-		if (o->verbose)
-			fprintf(stderr, "amptrace: journal reading probed in pid %d (%s)\n",
-				pids[i], lib);
+	rps->progs = *progs;
+	rps->opts = o;
+	rps->next_look = now_s() + 2;
+	if (n) {
+		rps->per_proc = true;
+		attach_procs(rps, pids, n);
+		return rps->nr_procs;
 	}
-	if (n)
-		return rp->nr_links;
 	/* None known: every process's libsystemd, if there is one. */
 	if (!system_libsystemd(lib, sizeof(lib)))
 		return 0;
-	err = attach_lib(rp, progs, -1, lib);
+	err = attach_lib(rps, -1, lib);
 	if (err)
 		fprintf(stderr, "amptrace: cannot probe %s (%s): the journal entries a traced "
 			"process reads stay unnamed\n", lib, strerror(-err));
 	else if (o->verbose)
 		fprintf(stderr, "amptrace: journal reading probed in %s, every process\n", lib);
-	return rp->nr_links;
+	return rps->nr_procs;
 }
 
-void reader_probes_detach(struct reader_probes *rp)
+void reader_probes_look(struct reader_probes *rps)
 {
-	while (rp->nr_links > 0)
-		bpf_link__destroy(rp->links[--rp->nr_links]);
-	rp->nr_procs = 0;
+	pid_t pids[AMP_MAX_PIDS];
+	char path[32];
+	int n;
+
+	if (!rps->per_proc || !rps->opts->comm || now_s() < rps->next_look)
+		return;
+	rps->next_look = now_s() + 2;
+	for (int i = 0; i < rps->nr_procs; i++) {
+		snprintf(path, sizeof(path), "/proc/%d", rps->procs[i].pid);
+		if (!access(path, F_OK))
+			continue;
+		proc_detach(&rps->procs[i]);	/* gone: its slot for another */
+		rps->procs[i--] = rps->procs[--rps->nr_procs];
+	}
+	n = traced_now(rps->opts, pids, AMP_MAX_PIDS);
+	attach_procs(rps, pids, n);
+}
+
+void reader_probes_detach(struct reader_probes *rps)
+{
+	while (rps->nr_procs > 0)
+		proc_detach(&rps->procs[--rps->nr_procs]);
 }

@@ -6,22 +6,34 @@
 
 #include <stdbool.h>
 
+
 struct bpf_program;
 struct bpf_link;
 struct trace_opts;
 
-#define READER_MAX_LINKS	64
-
-struct reader_probes {
-	struct bpf_link *links[READER_MAX_LINKS];
-	int nr_links;
-	int nr_procs;		/* processes probed; 0 with a library-wide probe */
-};
+#define READER_LINKS		5	/* per library: next, 2 x (call, return) */
+#define READER_MAX_PROCS	16
 
 /* The three programs: sd_journal_next's return, the field enumeration's
  * call and return. */
 struct reader_progs {
 	struct bpf_program *next_ret, *enumerate, *enumerate_ret;
+};
+
+/* A library probed: for one process, or (pid -1) for all. */
+struct reader_proc {
+	int pid;
+	struct bpf_link *links[READER_LINKS];
+	int nr_links;
+};
+
+struct reader_probes {
+	struct reader_progs progs;
+	const struct trace_opts *opts;
+	struct reader_proc procs[READER_MAX_PROCS];
+	int nr_procs;
+	bool per_proc;		/* the traced processes one by one, not the library */
+	double next_look;	/* -c: when to look for new processes */
 };
 
 /*
@@ -34,6 +46,10 @@ struct reader_progs {
  */
 int reader_probes_attach(struct reader_probes *rp, const struct reader_progs *progs,
 			 const struct trace_opts *o);
+/* Under -c with processes probed one by one: every 2 s, the name's
+ * processes started since (a restarted rsyslogd) are probed too, and
+ * those gone let go. */
+void reader_probes_look(struct reader_probes *rp);
 void reader_probes_detach(struct reader_probes *rp);
 
 #endif /* AMPTRACE_JOURNAL_READERS_H */

@@ -1128,6 +1128,7 @@ static int poll_loop(struct tracer *t)
 	while (!stop_requested) {
 		look_at_clock(t);	/* before the entries it may concern */
 		look_at_devices(t);
+		reader_probes_look(&t->readers);	/* a -c journal reader restarted */
 		err = ring_buffer__poll(t->rb, 100);
 		if (err < 0 && err != -EINTR) {
 			amp_err("ring buffer poll failed: %s", strerror(-err));
