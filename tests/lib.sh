@@ -220,7 +220,8 @@ make_loopfs() {
 #   part        after raid1: a partition of the array (md100p1)
 # e.g. "part", "lvm", "crypt", "lvm+crypt" (LUKS on LVM), "crypt+lvm" (LVM
 # on LUKS).  With STACK_ON_DISK=/dev/DISK (a test disk, never a host's),
-# "part" is on that disk instead of a loop device.  Sets STACK_DISK (loopN;
+# "part" is on that disk instead of a loop device, and "part2" is the
+# second partition of a Raspberry Pi's layout there.  Sets STACK_DISK (loopN;
 # a RAID1's first leg's), STACK_DISKS (every bottom disk: a RAID1's legs),
 # STACK_COPIES (the copies of each page written: 2 on RAID1), STACK_TOP
 # (sysfs's name of the top: loopNp1, dm-N), STACK_TOP_PATH (/dev/loopNp1,
@@ -278,13 +279,21 @@ make_stackfs() {
         [[ -n $stack ]] || stack=plain
     elif [[ -n ${STACK_ON_DISK-} ]]; then
         # A whole test disk of the qemu guest's (nvme0n1, mmcblk0), its
-        # partition table written anew.
+        # partition table written anew; "part2" as a Raspberry Pi's card:
+        # a 64 MiB FAT partition, the filesystem on the second.
         dev=$STACK_ON_DISK
-        _one_partition "$dev" 83 $((size * 2048))
-        _wait_partition "$dev"
-        cur=${dev}p1
+        if [[ $stack == part2 ]]; then
+            printf 'label: dos\nstart=2048, size=131072, type=c\nstart=133120, size=%s, type=83\n' \
+                $((size * 2048)) | sfdisk -q "$dev" >/dev/null
+            wait_for "[[ -b ${dev}p2 ]]" 5 || skip "no second partition appeared on $dev"
+            cur=${dev}p2
+        else
+            _one_partition "$dev" 83 $((size * 2048))
+            _wait_partition "$dev"
+            cur=${dev}p1
+        fi
         layers=("${dev##*/}" "${cur##*/}")
-        stack=${stack#part}; stack=${stack#+}
+        stack=${stack#part2}; stack=${stack#part}; stack=${stack#+}
     elif [[ $stack == part || $stack == part+* ]]; then
         _loop_partitioned "$img" 83
         dev=$_LOOP_DEV
@@ -883,7 +892,7 @@ qemu_core_tests() {
     if [[ -n ${AMPTRACE_QEMU_TESTS-} ]]; then
         read -r -a tests <<<"$AMPTRACE_QEMU_TESTS"
     elif [[ ${AMPTRACE_QEMU_ACCEL:-kvm} == tcg ]]; then
-        tests=(t10 t20 t30 t31 t40 t44 t50 t60)   # the fs matrix (t35, t36) takes long emulated
+        tests=(t10 t20 t30 t31 t40 t44 t46 t50 t60)   # the fs matrix (t35, t36) takes long emulated
     fi
     # A list was chosen: the caller's own tests too (none twice).
     if ((${#tests[@]})); then

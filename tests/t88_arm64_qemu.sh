@@ -24,6 +24,6 @@ file "$AMP_ROOT/build-arm64/amptrace" | grep -q 'ARM aarch64' ||
 export AMPTRACE_QEMU_ARCH=arm64 AMPTRACE_QEMU_ACCEL=tcg
 # Its own list, not the x86 guests' (AMPTRACE_QEMU_TESTS): emulating arm64
 # costs about twice emulating x86 here (t20: 141 s, t44: 130 s).
-export AMPTRACE_QEMU_TESTS=${AMP_T88_TESTS:-t10 t20 t30 t40 t44 t50 t60}
+export AMPTRACE_QEMU_TESTS=${AMP_T88_TESTS:-t10 t20 t30 t40 t44 t46 t50 t60}
 export AMPTRACE_QEMU_TIMEOUT=${AMP_T88_TIMEOUT:-2400}
 qemu_core_tests "Debian's arm64 kernel (${AMPTRACE_QEMU_SUITE:-bookworm}), emulated"
