@@ -116,7 +116,10 @@ if part 5; then
     wait_for "[[ \$(wc -l <$log) -ge 4 ]]" 20 || fail "rsyslog wrote $(wc -l <"$log") of 4 lines"
     sync
     stop_tracer
-    python3 "$AMP_ROOT/tests/relay_checks.py" "$TRACE_OUT" "$log" "$(stat -c %i "$log")"
+    # The new rsyslogd resumes at the old one's cursor: the entries it reads
+    # and filters away before the first line (the kernel's, journald's) are
+    # that line's write's too (--first-any: relayed, by whoever).
+    python3 "$AMP_ROOT/tests/relay_checks.py" "$TRACE_OUT" "$log" "$(stat -c %i "$log")" --first-any
     _kill_wait "$RSYSLOG_PID" rsyslogd
 fi
 part 3 || exit 0
