@@ -5,8 +5,8 @@
  * and field enumeration (bpf/journal_reader.bpf.h).
  *
  * A uprobe traps in every process that maps the library, traced or not,
- * and a reader that goes through every field of every entry (journalctl
- * -o json) would pay two traps per field.  So each traced process that
+ * and a reader that goes through every field of every entry would pay a
+ * trap per field.  So each traced process that
  * runs now is probed on its own (the kernel then puts the breakpoints in
  * its memory only), through its own view of the file (/proc/PID/root: a
  * container's libsystemd is its own).  Only where no traced process is
@@ -97,7 +97,8 @@ static void proc_detach(struct reader_proc *rp)
 
 /* The probes on lib for pid (-1: every process) into a free slot:
  * sd_journal_next is needed; enumerate_available_data is systemd 246's,
- * either will do. */
+ * either will do; the time call ends an entry sooner (else the next
+ * sd_journal_next does). */
 static int attach_lib(struct reader_probes *rps, int pid, const char *lib)
 {
 	static const char *const enumerate[] = {
@@ -116,10 +117,10 @@ static int attach_lib(struct reader_probes *rps, int pid, const char *lib)
 		goto fail;
 	}
 	for (int i = 0; i < 2; i++)
-		if (attach_one(rp, p->enumerate, lib, enumerate[i], false) &&
-		    attach_one(rp, p->enumerate_ret, lib, enumerate[i], true))
+		if (attach_one(rp, p->enumerate, lib, enumerate[i], false))
 			fields++;
 	if (fields) {
+		attach_one(rp, p->timestamp, lib, "sd_journal_get_realtime_usec", false);
 		rps->nr_procs++;
 		return 0;
 	}

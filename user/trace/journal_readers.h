@@ -11,13 +11,13 @@ struct bpf_program;
 struct bpf_link;
 struct trace_opts;
 
-#define READER_LINKS		5	/* per library: next, 2 x (call, return) */
+#define READER_LINKS		4	/* per library: next, 2 enumerations, the time */
 #define READER_MAX_PROCS	16
 
 /* The three programs: sd_journal_next's return, the field enumeration's
- * call and return. */
+ * call, sd_journal_get_realtime_usec's call. */
 struct reader_progs {
-	struct bpf_program *next_ret, *enumerate, *enumerate_ret;
+	struct bpf_program *next_ret, *enumerate, *timestamp;
 };
 
 /* A library probed: for one process, or (pid -1) for all. */

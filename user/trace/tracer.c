@@ -991,7 +991,7 @@ static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, i
 	for (int i = 0; i < 3; i++) {
 		struct bpf_program *p = i == 0 ? t->skel->progs.on_journal_next :
 					i == 1 ? t->skel->progs.on_journal_enumerate :
-						 t->skel->progs.on_journal_enumerate_ret;
+						 t->skel->progs.on_journal_timestamp;
 
 		bpf_program__set_autoattach(p, false);
 		if (!preset_relays(sys, nr_sys))
@@ -1049,7 +1049,7 @@ static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, i
 		struct reader_progs rp = {
 			.next_ret = t->skel->progs.on_journal_next,
 			.enumerate = t->skel->progs.on_journal_enumerate,
-			.enumerate_ret = t->skel->progs.on_journal_enumerate_ret,
+			.timestamp = t->skel->progs.on_journal_timestamp,
 		};
 
 		reader_probes_attach(&t->readers, &rp, t->opts);
