@@ -37,8 +37,8 @@ senders_pass() {
             2>"$AMP_TMP/record.err" &
         recorder=$!
         at_exit _kill_wait "$recorder" recorder
-        wait_for "grep -qs 'tracing (' $AMP_TMP/record.err || ! _alive $recorder" 30 ||
-            fail "recorder did not attach in 30 s"
+        wait_for "grep -qs 'tracing (' $AMP_TMP/record.err || ! _alive $recorder" "$AMP_TRACER_WAIT" ||
+            fail "recorder did not attach in $AMP_TRACER_WAIT s"
     fi
     start_tracer -p "$RSYSLOG_PID" --preset write --dev "$LOOPNAME"
     sync    # the empty log's inode: written before the lines (see t40)
@@ -53,7 +53,7 @@ senders_pass() {
     python3 "$AMP_ROOT/tests/checks.py" devsum "$TRACE_OUT" "$LOOPNAME"
     [[ -n $recorder ]] || return 0
     kill -INT "$recorder"
-    wait_for "! _alive $recorder" 30 || fail "recorder ignored SIGINT"
+    wait_for "! _alive $recorder" "$AMP_TRACER_WAIT" || fail "recorder ignored SIGINT"
     "$AMPTRACE" report "$rec" -j >"$AMP_TMP/report.json" ||
         fail "report -j of the record failed"
     echo "The same from the record (amptrace report -j):"
