@@ -692,17 +692,28 @@ journal_one_line() {
 # per line to LOGFILE, and only for messages tagged $AMP_TAG (rsyslog's own
 # start/stop notices are dropped).  Sets RSYSLOG_PID and RSYSLOG_SOCK.
 start_rsyslog() {
-    local logfile=$1 conf=$AMP_TMP/rsyslog.conf
+    local logfile=$1 conf=$AMP_TMP/rsyslog.conf ready what
     if [[ ${2-} == journal ]]; then
-        _start_rsyslog_imjournal "$logfile"
-        return
-    fi
-    RSYSLOG_SOCK=${2:-$AMP_TMP/rsyslog.sock}
-    # The RFC3164 parser keeps the space after "tag:" in %msg%;
-    # remove.msgFirstSpace drops exactly that one space (not any others).
-    # Output goes through omfile's defaults: 4 KiB buffer, flushed at the end
-    # of each batch, i.e. one write() per line when lines arrive spaced out.
-    cat >"$conf" <<EOF
+        RSYSLOG_SOCK=''
+        # imjournal: the local journal, from its end (a state file of its
+        # own, so that a restart goes on where it was, as on a host).
+        cat >"$conf" <<EOF
+global(workDirectory="$AMP_TMP")
+module(load="imjournal" StateFile="$AMP_TMP/imjournal.state" IgnorePreviousMessages="on")
+template(name="amp.msgonly" type="string" string="%msg%\n")
+if \$programname == "$AMP_TAG" then
+    action(type="omfile" file="$logfile" template="amp.msgonly")
+stop
+EOF
+        # Up once its journal reader is: the journal's files open.
+        ready="ls -l /proc/\$RSYSLOG_PID/fd 2>/dev/null | grep -q '\\.journal'" what="the journal open"
+    else
+        RSYSLOG_SOCK=${2:-$AMP_TMP/rsyslog.sock}
+        # The RFC3164 parser keeps the space after "tag:" in %msg%;
+        # remove.msgFirstSpace drops exactly that one space (not any others).
+        # Output goes through omfile's defaults: 4 KiB buffer, flushed at the end
+        # of each batch, i.e. one write() per line when lines arrive spaced out.
+        cat >"$conf" <<EOF
 global(workDirectory="$AMP_TMP")
 module(load="imuxsock" SysSock.Use="off")
 parser(name="amp.rfc3164" type="pmrfc3164" remove.msgFirstSpace="on")
@@ -714,44 +725,21 @@ ruleset(name="amp" parser="amp.rfc3164") {
 }
 input(type="imuxsock" Socket="$RSYSLOG_SOCK" ruleset="amp" useSpecialParser="off")
 EOF
+        at_exit rm -f "$RSYSLOG_SOCK"
+        ready="[[ -S $RSYSLOG_SOCK ]]" what=$RSYSLOG_SOCK
+    fi
     rsyslogd -N1 -f "$conf" >"$AMP_TMP/rsyslog.check" 2>&1 ||
         { cat "$AMP_TMP/rsyslog.check" >&2; _log "start_rsyslog: bad config"; return 1; }
     # -n: stay in foreground, so $! is the daemon's pid.
     rsyslogd -n -f "$conf" -i "$AMP_TMP/rsyslog.pid" </dev/null >"$AMP_TMP/rsyslog.log" 2>&1 &
     RSYSLOG_PID=$!
-    at_exit rm -f "$RSYSLOG_SOCK"
     at_exit _kill_wait "$RSYSLOG_PID" rsyslogd
-    if ! wait_for "[[ -S $RSYSLOG_SOCK ]]" 10; then
-        _log "start_rsyslog: $RSYSLOG_SOCK did not appear within 10 s; rsyslogd log:"
+    if ! wait_for "$ready" 10; then
+        _log "start_rsyslog: no $what within 10 s; rsyslogd log:"
         cat "$AMP_TMP/rsyslog.log" >&2
         return 1
     fi
-    _log "start_rsyslog: pid $RSYSLOG_PID, socket $RSYSLOG_SOCK -> $logfile"
-}
-
-_start_rsyslog_imjournal() {
-    local logfile=$1 conf=$AMP_TMP/rsyslog.conf
-    RSYSLOG_SOCK=''
-    cat >"$conf" <<EOF
-global(workDirectory="$AMP_TMP")
-module(load="imjournal" StateFile="$AMP_TMP/imjournal.state" IgnorePreviousMessages="on")
-template(name="amp.msgonly" type="string" string="%msg%\n")
-if \$programname == "$AMP_TAG" then
-    action(type="omfile" file="$logfile" template="amp.msgonly")
-stop
-EOF
-    rsyslogd -N1 -f "$conf" >"$AMP_TMP/rsyslog.check" 2>&1 ||
-        { cat "$AMP_TMP/rsyslog.check" >&2; _log "start_rsyslog: bad config"; return 1; }
-    rsyslogd -n -f "$conf" -i "$AMP_TMP/rsyslog.pid" </dev/null >"$AMP_TMP/rsyslog.log" 2>&1 &
-    RSYSLOG_PID=$!
-    at_exit _kill_wait "$RSYSLOG_PID" rsyslogd
-    # Up once its journal reader is: the journal's files open.
-    if ! wait_for "ls -l /proc/$RSYSLOG_PID/fd 2>/dev/null | grep -q '\.journal'" 10; then
-        _log "start_rsyslog: rsyslogd did not open the journal within 10 s; its log:"
-        cat "$AMP_TMP/rsyslog.log" >&2
-        return 1
-    fi
-    _log "start_rsyslog: pid $RSYSLOG_PID, imjournal -> $logfile"
+    _log "start_rsyslog: pid $RSYSLOG_PID, ${RSYSLOG_SOCK:-imjournal} -> $logfile"
 }
 
 # send_rsyslog_line TEXT: one datagram to the private rsyslog socket.
