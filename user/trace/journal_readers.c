@@ -193,6 +193,15 @@ static void attach_procs(struct reader_probes *rps, const pid_t *pids, int n)
 		if (probed(rps, pids[i]) || !proc_libsystemd(pids[i], lib, sizeof(lib)))
 			continue;	/* done, or reads no journal */
 		err = attach_lib(rps, pids[i], lib);
+		if (err == -E2BIG && rps->full_said)
+			continue;	/* said once, not at every look */
+		if (err == -E2BIG) {
+			fprintf(stderr, "amptrace: %d processes probed already: the journal "
+				"entries that pid %d and later ones read stay unnamed\n",
+				READER_MAX_PROCS, pids[i]);
+			rps->full_said = true;
+			continue;
+		}
 		if (err) {
 			fprintf(stderr, "amptrace: cannot probe %s in pid %d (%s): the journal "
 				"entries it reads stay unnamed\n", lib, pids[i], strerror(-err));

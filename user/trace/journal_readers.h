@@ -33,6 +33,7 @@ struct reader_probes {
 	struct reader_proc procs[READER_MAX_PROCS];
 	int nr_procs;
 	bool per_proc;		/* the traced processes one by one, not the library */
+	bool full_said;		/* READER_MAX_PROCS reached, and said */
 	double next_look;	/* -c: when to look for new processes */
 };
 
