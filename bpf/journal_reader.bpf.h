@@ -20,7 +20,7 @@
  *     the entry is read; its sender goes into the relay's ring
  *     (relay_push), and its writes link to it as to a receive.
  * Calls only, no return probe on the enumeration: a return probe costs a
- * second trap per field (measured: rsyslog's CPU per entry +85-110 us with
+ * second trap per field (measured: rsyslog's CPU per entry +95-105 us with
  * them, +60-67 us without; scripts/bench/README.md).
  */
 #ifndef AMPTRACE_JOURNAL_READER_BPF_H
