@@ -6,14 +6,12 @@
  *
  * A uprobe traps in every process that maps the library, traced or not,
  * and a reader that goes through every field of every entry would pay a
- * trap per field.  So each traced process that
- * runs now is probed on its own (the kernel then puts the breakpoints in
- * its memory only), through its own view of the file (/proc/PID/root: a
- * container's libsystemd is its own).  Only where no traced process is
+ * trap per field.  So each traced process that runs now is probed on its
+ * own (the kernel then puts the breakpoints in its memory only), through
+ * its own view of the file (/proc/PID/root: a container's libsystemd is
+ * its own).  Only where no traced process is
  * known is the library probed for all.
  */
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +21,7 @@
 
 #include "util.h"
 #include "trace/journal_readers.h"
+#include "trace/targets.h"
 #include "trace/trace.h"
 
 #if defined(__x86_64__)
@@ -130,49 +129,28 @@ fail:
 	return err ? err : -ENOENT;
 }
 
-static bool comm_is(pid_t pid, const char *comm)
-{
-	char path[64], name[32];
-	FILE *f;
-	bool is = false;
+struct pid_list {
+	pid_t *pids;
+	int n, max;
+};
 
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	if (fgets(name, sizeof(name), f)) {
-		name[strcspn(name, "\n")] = '\0';
-		is = !strcmp(name, comm);
-	}
-	fclose(f);
-	return is;
+static void add_pid(void *ctx, const char *pid)
+{
+	struct pid_list *l = ctx;
+
+	if (l->n < l->max)
+		l->pids[l->n++] = atoi(pid);
 }
 
-/* The traced processes running now: -p's, or -c's found in /proc. */
+/* The traced processes running now, if -p or -c names them (--cgroup:
+ * none, the library is probed for all). */
 static int traced_now(const struct trace_opts *o, pid_t *pids, int max)
 {
-	struct dirent *d;
-	DIR *proc;
-	int n = 0;
+	struct pid_list l = { pids, 0, max };
 
-	if (o->nr_pids) {
-		for (int i = 0; i < o->nr_pids && n < max; i++)
-			pids[n++] = o->pids[i];
-		return n;
-	}
-	if (!o->comm || o->cgroup)
-		return 0;
-	proc = opendir("/proc");
-	if (!proc)
-		return 0;
-	while (n < max && (d = readdir(proc))) {
-		if (!isdigit((unsigned char)d->d_name[0]))
-			continue;
-		if (comm_is(atoi(d->d_name), o->comm))
-			pids[n++] = atoi(d->d_name);
-	}
-	closedir(proc);
-	return n;
+	if (o->nr_pids || (o->comm && !o->cgroup))
+		for_each_target(o, add_pid, &l);
+	return l.n;
 }
 
 static bool probed(const struct reader_probes *rps, pid_t pid)

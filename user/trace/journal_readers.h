@@ -6,7 +6,6 @@
 
 #include <stdbool.h>
 
-
 struct bpf_program;
 struct bpf_link;
 struct trace_opts;
@@ -43,7 +42,7 @@ struct reader_probes {
  * not started yet), the system's libsystemd for every process that maps
  * it (the programs keep to the traced ones; others pay the probes' traps).
  * Never fails the trace: what cannot be probed is said in one line, and
- * those relays' lines stay their own.  Returns the links made.
+ * those relays' lines stay their own.  Returns the libraries probed.
  */
 int reader_probes_attach(struct reader_probes *rp, const struct reader_progs *progs,
 			 const struct trace_opts *o);
