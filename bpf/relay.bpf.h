@@ -139,7 +139,8 @@ static __always_inline void relay_link_write(struct amp_entry *e, __u32 tgid,
 		bpf_map_update_elem(&relay_cursors, &key, &now, BPF_ANY);
 	entry_sender(e, &now.last);
 	e->sender_links = n > 255 ? 255 : n;
-	/* Every slot holds a pid, or 0 for the kernel: the pids tell. */
+	/* Every slot holds a pid, or 0 (the kernel's, or a journal entry
+	 * with no _PID): the pids tell. */
 	for (__u32 i = 1; i < AMP_RELAY_RING && i < n; i++) {
 		struct sender_id *s = &ring->slot[(head - 1 - i) & (AMP_RELAY_RING - 1)];
 
