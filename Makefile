@@ -141,7 +141,7 @@ test-stacks: all
 test-arm64:
 	scripts/deps.sh --cross arm64
 	$(MAKE) ARCH=arm64 all
-	AMP_T88_TESTS="t10 t20 t30 t31 t35 t40 t44 t46 t50 t60" AMP_T88_TIMEOUT=3600 tests/run.sh t88
+	AMP_T88_TESTS="t10 t20 t24 t30 t31 t35 t40 t44 t46 t50 t60" AMP_T88_TIMEOUT=3600 tests/run.sh t88
 	AMPTRACE_QEMU_SUITE=trixie AMP_T88_TESTS="t20 t30 t35 t40 t44 t46" AMP_T88_TIMEOUT=3000 tests/run.sh t88
 
 # The journald tests against Debian testing's journald (forky: 262 in

@@ -27,6 +27,7 @@
 #include "btrfs.bpf.h"
 #include "xfslog.bpf.h"
 #include "dirty.bpf.h"
+#include "dropped.bpf.h"
 #include "stack.bpf.h"
 #include "block.bpf.h"
 

@@ -880,7 +880,7 @@ qemu_core_tests() {
     if [[ -n ${AMPTRACE_QEMU_TESTS-} ]]; then
         read -r -a tests <<<"$AMPTRACE_QEMU_TESTS"
     elif [[ ${AMPTRACE_QEMU_ACCEL:-kvm} == tcg ]]; then
-        tests=(t10 t20 t30 t31 t40 t44 t46 t50 t60)   # the fs matrix (t35, t36) takes long emulated
+        tests=(t10 t20 t24 t30 t31 t40 t44 t46 t50 t60)   # the fs matrix (t35, t36) takes long emulated
     fi
     # A list was chosen: the caller's own tests too (none twice).
     if ((${#tests[@]})); then

@@ -84,6 +84,40 @@ bool kernel_has_tracepoint(const char *tp)
 }
 
 /*
+ * Does vmlinux's tracepoint tp pass, as its first argument, a pointer to
+ * struct name (a folio, where older kernels passed a page)?  Its
+ * btf_trace_ typedef is a pointer to a prototype whose first parameter is
+ * the tracepoint's context; the arguments follow.
+ */
+bool tracepoint_arg_is(const char *tp, const char *name)
+{
+	struct btf *kernel = kernel_btf();
+	const struct btf_param *params;
+	const struct btf_type *t;
+	char typedef_name[128];
+	int id;
+
+	if (!kernel)
+		return false;
+	snprintf(typedef_name, sizeof(typedef_name), "btf_trace_%s", tp);
+	id = btf__find_by_name_kind(kernel, typedef_name, BTF_KIND_TYPEDEF);
+	if (id <= 0)
+		return false;
+	t = btf__type_by_id(kernel, btf__resolve_type(kernel, id));	/* the pointer */
+	if (!t || !btf_is_ptr(t))
+		return false;
+	t = btf__type_by_id(kernel, t->type);
+	if (!t || !btf_is_func_proto(t) || btf_vlen(t) < 2)
+		return false;
+	params = btf_params(t);
+	t = btf__type_by_id(kernel, btf__resolve_type(kernel, params[1].type));
+	if (!t || !btf_is_ptr(t))
+		return false;
+	t = btf__type_by_id(kernel, btf__resolve_type(kernel, t->type));
+	return t && btf_is_struct(t) && !strcmp(btf__name_by_offset(kernel, t->name_off), name);
+}
+
+/*
  * Does the kernel's BTF have this value in this enum (e.g. bpf_func_id's
  * "BPF_FUNC_loop": the kernel knows the helper)?  Asked of BTF rather than
  * by loading a probe program: where audit is on, every program load is an

@@ -8,6 +8,8 @@
 /* 0, or -1 after a one-line error (not root, no BTF, ...). */
 int preflight_check(const char *btf_path);
 bool kernel_has_tracepoint(const char *tp);
+/* Does vmlinux's tracepoint tp pass a pointer to struct name first? */
+bool tracepoint_arg_is(const char *tp, const char *name);
 bool kernel_has_enum_value(const char *enum_name, const char *value);
 bool kernel_has_func(const char *name);
 /* A struct member's byte offset in vmlinux's or the module's BTF, or -1. */

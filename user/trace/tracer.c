@@ -507,6 +507,18 @@ static int configure(struct tracer *t)
 		if (o->verbose)
 			fprintf(stderr, "amptrace: no writeback_dirty_folio: per-page writeback_dirty_page\n");
 	}
+	/* A folio dropped unwritten (bpf/dropped.bpf.h): the event passed a
+	 * page before the page cache held folios. */
+	if (tracepoint_arg_is("mm_filemap_delete_from_page_cache", "folio")) {
+		bpf_program__set_autoload(skel->progs.on_page_dropped, false);
+	} else {
+		bpf_program__set_autoload(skel->progs.on_folio_dropped, false);
+		if (!tracepoint_arg_is("mm_filemap_delete_from_page_cache", "page")) {
+			bpf_program__set_autoload(skel->progs.on_page_dropped, false);
+			fprintf(stderr, "amptrace: no mm_filemap_delete_from_page_cache tracepoint: "
+				"entries whose folios are deleted unwritten wait for --settle-timeout\n");
+		}
+	}
 	/* The request walk: with typed loads where the kernel can cast a raw
 	 * pointer (bpf_rdonly_cast, 6.2+), else with probe reads (also where
 	 * AMPTRACE_NO_CAST says so, to test that path on a newer kernel). */
