@@ -63,7 +63,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all clean deps test test-stacks test-journald-next test-asan test-arm64 demo bench fuzz FORCE install uninstall deb package-bins
+.PHONY: all clean deps test test-stacks test-journald-next test-asan test-arm64 demo bench soak-faults fuzz FORCE install uninstall deb package-bins
 
 all: $(BIN) $(TEST_BINS)
 
@@ -171,6 +171,13 @@ demo: deps all
 bench: all
 	scripts/deps.sh --bench
 	scripts/bench.sh $(BENCH_ARGS)
+
+# A 30-min soak of journald traced as the exporter runs, with a fault every
+# 3 min: a stalled tracer, rotation, vacuum, a journald restart, failing
+# writes (SOAK_ARGS: scripts/bench/fault_soak.sh's options).
+soak-faults: all
+	scripts/deps.sh --bench
+	scripts/bench/fault_soak.sh $(SOAK_ARGS)
 
 # make install [PREFIX=/usr/local] [DESTDIR=]: what a host needs to run
 # amptrace, nothing of the tests.  `amptrace compare` finds its driver and
