@@ -2,8 +2,8 @@
 /*
  * Folios that leave the page cache: the other way out of the dirtying
  * stage.  A dirty folio of a file deleted or truncated before its
- * write-out (journald's vacuum of archived files, a log cut by its
- * rotation) is cleaned and dropped, never written.  Its owner waited for
+ * write-out (a log cut by logrotate's copytruncate, a file removed while
+ * dirty) is cleaned and dropped, never written.  Its owner waited for
  * that write; without this the entry stayed unsettled until the loader's
  * --settle-timeout sweep (counted as entries_timed_out), and the slot held
  * a folio the cache had forgotten.  Here the owner stops waiting

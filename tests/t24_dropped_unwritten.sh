@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
-# Folios deleted before their write-out (journald's vacuum of archived
-# files, a log truncated at rotation): their entries must settle at once,
-# each such folio counted in pages_cancelled, and none wait for the
-# --settle-timeout sweep.  Before bpf/dropped.bpf.h every such entry waited
-# and was reported as entries_timed_out: the fault soak's (fault_soak.sh)
-# timed-out entries after a vacuum.
+# Folios deleted before their write-out (a log truncated by logrotate's
+# copytruncate, a file removed while dirty): their entries must settle at
+# once, each such folio counted in pages_cancelled, and none wait for the
+# --settle-timeout sweep.  Before bpf/dropped.bpf.h every such entry
+# waited and was reported as entries_timed_out.
 #
 # Ground truth: a writer (a copy of dd named amp-dropper) writes PAGES
 # pages, one write() each, to each of two files on an idle loop ext4; one
