@@ -21,7 +21,15 @@ STACK_ON_DISK=$disk make_stackfs part2 ext4 512 "$JOURNAL_DIR"
 start_journald
 ino=$(stat -c %i "$(journald_file)")
 TRACE_LAYERS=$STACK_LAYERS start_tracer -c systemd-journal --dev "$STACK_TOP_PATH"
-journal_one_line "amptrace t46 entry $$ $(date +%s%N)"
+msg="amptrace t46 entry $$ $(date +%s%N)"
+journal_one_line "$msg"
+# An emulated SD card is slow: journald 257, with audit on, may still be
+# storing the audit records of the tracer's loads.  The line must be in
+# the journal, and written, before the trace ends.
+wait_for "journald_run journalctl -D '$(journal_path "$(dirname "$(journald_file)")")' -o cat 2>/dev/null | grep -qF '$msg'" 60 ||
+    fail "the line is not in the journal after 60 s"
+sync
+sleep 1
 stop_tracer
 python3 "$AMP_ROOT/tests/checks.py" journald "$TRACE_OUT" "$STACK_DISK" "$ino" "$JOURNAL_DGRAM" \
     "$(getconf PAGESIZE)"
