@@ -135,6 +135,12 @@ printf 'seconds\trss_kb\tcpu_ticks\tentries\tlosses\tsent\tring_drops\ttimed_out
 printf 'seconds\tfault\tstatus\tkernel_errors\n' >"$out/faults.tsv"
 SOAK_LOSSES='amptrace_losses_total[{]kind="[a-z_]*"'
 SENDER_ENTRIES='amptrace_sender_entries_total[{]sender="amp-soak-snd"'
+# The kernel's write-error lines after the dmesg line MARK (all of them if
+# the ring has wrapped past it).
+kernel_errors_since() {
+    dmesg | awk -v m="$1" '/I\/O error|space allocation error/ { n++ }
+                           $0 == m { found = 1; n = 0 } END { print n + 0 }'
+}
 sample() {
     local rss tk e l s d t c
     rss=$(awk '/^VmRSS/ {print $2}' "/proc/$tpid/status")
@@ -155,11 +161,11 @@ while ((SECONDS - t0 < end)); do
     sample
     if ((SECONDS - t0 >= next_fault)); then
         f=${faults[nf % ${#faults[@]}]} st=ok
-        k0=$(dmesg | grep -cE 'I/O error|space allocation error' || true)
+        mark=$(dmesg | tail -n 1)
         "fault_$f" || st=failed
-        k1=$(dmesg | grep -cE 'I/O error|space allocation error' || true)
-        printf '%s\t%s\t%s\t%s\n' $((SECONDS - t0)) "$f" "$st" $((k1 - k0)) >>"$out/faults.tsv"
-        say "  $((SECONDS - t0)) s: fault $f: $st (kernel I/O errors logged: $((k1 - k0)))"
+        kerr=$(kernel_errors_since "$mark")
+        printf '%s\t%s\t%s\t%s\n' $((SECONDS - t0)) "$f" "$st" "$kerr" >>"$out/faults.tsv"
+        say "  $((SECONDS - t0)) s: fault $f: $st (kernel write errors logged: $kerr)"
         nf=$((nf + 1)) next_fault=$((next_fault + every))
     fi
     sleep 10 & wait $!
