@@ -48,13 +48,15 @@ int BPF_PROG(on_folio_dropped, struct folio *folio)
 	return folio_dropped(folio->mapping, folio->index, folio_npages(folio));
 }
 
-/* Before the page cache held folios (5.15) the event passed a page. */
+/* Before the page cache held folios (5.15) the event passed a page.  Its
+ * fields by direct (relocated) loads: a probe-read mapping would be a
+ * plain number to the verifier, not a pointer to load through. */
 SEC("tp_btf/mm_filemap_delete_from_page_cache")
 int BPF_PROG(on_page_dropped, struct page *page)
 {
 	struct page___pre_folio *p = (void *)page;
 
-	return folio_dropped(BPF_CORE_READ(p, mapping), BPF_CORE_READ(p, index), 1);
+	return folio_dropped(p->mapping, p->index, 1);
 }
 
 #endif /* AMPTRACE_DROPPED_BPF_H */
