@@ -79,6 +79,27 @@ static __always_inline bool folio_of_write_target(const struct amp_thread *t,
 	       t->p.fd_dev == key->dev;
 }
 
+/* The key of mapping's folio at index; its inode, or NULL (no mapping or
+ * no inode).  All tp_btf pointers: direct loads, no helper call per
+ * field.  (dropped.bpf.h finds a folio leaving the cache by it too.) */
+static __always_inline struct inode *folio_key_of(struct address_space *mapping, __u64 index,
+						  struct amp_page_key *key)
+{
+	struct super_block *sb;
+	struct inode *host;
+
+	if (!mapping)
+		return NULL;
+	host = mapping->host;
+	if (!host)
+		return NULL;
+	sb = host->i_sb;
+	key->dev = inode_dev(host, sb->s_dev, sb->s_magic);
+	key->ino = host->i_ino;
+	key->index = index;
+	return host;
+}
+
 /* One folio of mapping, at index, npages long, went clean -> dirty; flags:
  * its flags word (read only if the folio has an owner). */
 static __always_inline int folio_dirtied(struct address_space *mapping, __u64 index,
@@ -97,16 +118,10 @@ static __always_inline int folio_dirtied(struct address_space *mapping, __u64 in
 	enum txn_queue queued;
 	bool own_file, last_file, bdev, maybe_owned = false;
 
-	/* All tp_btf pointers: direct loads, no helper call per field. */
-	if (!mapping)
-		return 0;
-	host = mapping->host;
+	host = folio_key_of(mapping, index, &key);
 	if (!host)
 		return 0;
 	sb = host->i_sb;
-	key.dev = inode_dev(host, sb->s_dev, sb->s_magic);
-	key.ino = host->i_ino;
-	key.index = index;
 	bdev = sb->s_magic == AMP_BDEVFS_MAGIC;
 	if (bdev && !bdevfs_dev)
 		bdevfs_dev = sb->s_dev;	/* one superblock: the first is it */

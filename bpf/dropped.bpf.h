@@ -23,18 +23,9 @@ static __always_inline int folio_dropped(struct address_space *mapping, __u64 in
 {
 	struct amp_page_key key = {};
 	struct folio_pos pos;
-	struct super_block *sb;
-	struct inode *host;
 
-	if (!mapping)
+	if (!folio_key_of(mapping, index, &key))
 		return 0;
-	host = mapping->host;
-	if (!host)
-		return 0;
-	sb = host->i_sb;
-	key.dev = inode_dev(host, sb->s_dev, sb->s_magic);
-	key.ino = host->i_ino;
-	key.index = index;
 	folio_pos(&key, npages, &pos);
 	if (!dirtied_since_start(&pos))
 		return 0;
