@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A soak with faults (issue 37): journald 252 traced as
 # amptrace-exporter.service traces it (trace -q --metrics --metrics-file),
-# a sender at RATE lines/s, and every EVERY seconds a fault, in turn:
+# a sender at RATE lines/s, and every EVERY seconds (the first after half
+# of that) a fault, in turn:
 #
 #   stall    the tracer SIGSTOPped for 6 s (its ring fills: drops counted)
 #   rotate   journalctl --rotate
@@ -127,7 +128,7 @@ for f in "${faults[@]}"; do
     declare -F "fault_$f" >/dev/null || { echo "fault_soak: no fault '$f' (stall, rotate, vacuum, restart, flakey)" >&2; exit 2; }
 done
 
-t0=$SECONDS end=$((minutes * 60)) next_fault=$every nf=0
+t0=$SECONDS end=$((minutes * 60)) next_fault=$((every / 2)) nf=0   # 30 min: each of the five twice
 warm=$((end / 6)); ((warm >= 120)) || warm=120; ((warm <= 300)) || warm=300
 ((warm <= end / 2)) || warm=$((end / 2))
 say "fault soak: journald 252 on $disk ($fs), $rate lines/s for $minutes min, a fault every $every s (${faults[*]}), warm-up $warm s"
