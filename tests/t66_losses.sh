@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Losses are counted and reported, never silent, and the device classes
 # still sum to the counter: a ring buffer too small for the burst, an
-# entries map too small, and files truncated/deleted before write-back
-# (their entries are reported after --settle-timeout, unsettled).
+# entries map too small, and pages left unwritten past --settle-timeout
+# (their entries are reported then, unsettled).  (Pages of a file
+# truncated or deleted before write-back settle their entries at once:
+# t24.)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -53,15 +55,24 @@ sync
 stop_tracer
 loss "$TRACE_OUT" entries_full 1
 
-# Files truncated and deleted before write-back: reported after the timeout.
-# Fresh files: ext4's auto_da_alloc would flush a file that O_TRUNC cut
-# at its close, and the pages would be written after all.
-mkdir "$mnt/fresh"
-start_tracer -c synth_writer --dev "$LOOPNAME" --settle-timeout 2
-"$SYNTH_WRITER" -n 4 -w 1 -m 1 "$mnt/fresh" | cat >/dev/null
-truncate -s 0 "$mnt/fresh/synth-write.dat"
-rm -f "$mnt/fresh/synth-mmap.dat"
+# Pages unwritten past the settle timeout: their entries reported then
+# (the sweep takes their slots: the writes' completion settles nothing
+# more).  The traced disk is a loop device whose image lies on another loop fs, frozen
+# (t22): its write-back waits for the thaw, 4 s, past the 2-s timeout.
+# (Any `sync` on the host would write plain dirty pages out meanwhile.)
+outer=$AMP_TMP/outer inner=$AMP_TMP/inner
+nested_loopfs "$outer" "$inner" -E lazy_itable_init=0,lazy_journal_init=0
+sync
+_wait_quiet "$inner" 2 15
+start_tracer -c synth_writer --dev "${NESTED_DEV##*/}" --settle-timeout 2
+fsfreeze -f "$outer"
+"$SYNTH_WRITER" -n 4 -w 1 -m 1 "$inner" | cat >/dev/null
+sync -f "$inner" &
+spid=$!
 sleep 4
+fsfreeze -u "$outer"
+wait "$spid"
+sleep 1
 stop_tracer
 loss "$TRACE_OUT" entries_timed_out 4
 python3 - "$TRACE_OUT" <<'PY'
