@@ -396,8 +396,6 @@ phase_synth() {
 }
 
 # ----------------------------------------------------------------- loader ---
-# ticks PID: utime+stime of a process, in clock ticks.
-ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 
 phase_loader() {
     local mode rate res c0 c1 hwm secs cpu ach drops entries
@@ -419,13 +417,13 @@ phase_loader() {
                 sleep 1
                 python3 "$HERE/progstats.py" snap "$TPID" "$AMP_TMP/snap0"
                 [[ $mode != amptrace ]] || profile_start "rate-$rate"
-                c0=$(ticks "$TPID")
+                c0=$(cpu_ticks "$TPID")
             fi
             res=$("$BW" rate "$SMNT/rate.log" -r "$rate" -d "$RATE_S" -l "$LINE")
             if [[ -n $TPID ]]; then
                 sleep 0.5   # let the loader catch up: its backlog is part of the cost
                 profile_stop "bench_writer rate $rate/s"
-                c1=$(ticks "$TPID")
+                c1=$(cpu_ticks "$TPID")
                 python3 "$HERE/progstats.py" snap "$TPID" "$AMP_TMP/snap1"
                 python3 "$HERE/progstats.py" diff "$AMP_TMP/snap0" "$AMP_TMP/snap1" "$mode" "rate-$rate" >>"$out/stats.tsv"
                 hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$TPID/status")
@@ -457,9 +455,6 @@ phase_loader() {
 # SIGTERM at the end, as systemctl stop sends; the textfile then holds the
 # final counters.
 SOAK_RATE=${SOAK_RATE:-10000}
-metric_sum() {   # NAME-REGEX FILE: the sum of the matching samples
-    awk -v re="^$1" '$0 ~ re { s += $NF } END { printf "%.0f\n", s }' "$2"
-}
 # Losses of measurement, as report.py counts drops: a full map or ring,
 # pages dirtied outside any entry, entries given up on.  pages_cancelled
 # (a folio re-dirtied or dropped before its write-out: the next dirtier
@@ -494,7 +489,7 @@ phase_soak() {
     printf 'seconds\trss_kb\tcpu_ticks\tentries\tdrops\n' >"$out/soak.tsv"
     while :; do
         rss=$(awk '/^VmRSS/ {print $2}' "/proc/$TPID/status")
-        ticks=$(ticks "$TPID")
+        ticks=$(cpu_ticks "$TPID")
         curl -s "$url" >"$AMP_TMP/soak.scrape" || true
         entries=$(metric_sum 'amptrace_entries_total[{].*comm="soak_writer"' "$AMP_TMP/soak.scrape")
         losses=$(metric_sum "$SOAK_DROPS" "$AMP_TMP/soak.scrape")

@@ -418,6 +418,11 @@ _dm_remove() {
 # written (always 512-byte units, whatever the device's block size).
 devstat_written_bytes() { local -a f; read -r -a f <"/sys/class/block/$1/stat"; echo $((f[6] * 512)); }
 devstat_write_ios()     { local -a f; read -r -a f <"/sys/class/block/$1/stat"; echo "${f[4]}"; }
+# cpu_ticks PID: the process's utime+stime, in clock ticks (its comm may
+# hold spaces: the fields are counted after its closing parenthesis).
+cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
+# metric_sum REGEX FILE: the sum of the Prometheus samples matching ^REGEX.
+metric_sum() { awk -v re="^$1" '$0 ~ re { s += $NF } END { printf "%.0f\n", s }' "$2"; }
 
 # prog_ids_of PID: the BPF programs a process holds, the prog_id of each of
 # its fds (not bpftool's whole list: other tracers may load programs

@@ -27,11 +27,10 @@ journal_one_line "amptrace t46 entry $$ $(date +%s%N)"
 # Its receive, and the write-out, before the trace ends: journald's CPU
 # time still for 2 s (read from /proc: reading the journal would make
 # untraced writes of its own, an atime).
-cpu() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$JOURNALD_PID/stat"; }
-last=$(cpu) still=0
+last=$(cpu_ticks "$JOURNALD_PID") still=0
 for ((i = 0; i < 120 && still < 4; i++)); do
     sleep 0.5
-    now=$(cpu)
+    now=$(cpu_ticks "$JOURNALD_PID")
     if [[ $now == "$last" ]]; then still=$((still + 1)); else still=0 last=$now; fi
 done
 ((still >= 4)) || fail "journald still busy after 60 s"

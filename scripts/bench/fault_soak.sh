@@ -65,10 +65,6 @@ use_journald
 mkdir -p "$out"
 rm -f "$out"/{fault_soak.tsv,faults.tsv,result.txt}
 say() { echo "[$(date +%T)] $*" | tee -a "$out/result.txt"; }
-metric_sum() {   # REGEX FILE: the sum of the matching samples
-    awk -v re="^$1" '$0 ~ re { s += $NF } END { printf "%.0f\n", s }' "$2"
-}
-ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 
 # The journal's disk: a loop filesystem whose image lies on a tmpfs of its own,
 # big enough for every block of it plus room to fill (the flakey fault).
@@ -145,7 +141,7 @@ kernel_errors_since() {
 sample() {
     local rss tk e l s d t c
     rss=$(awk '/^VmRSS/ {print $2}' "/proc/$tpid/status")
-    tk=$(ticks "$tpid")
+    tk=$(cpu_ticks "$tpid")
     curl -s "$url" >"$AMP_TMP/scrape" || true
     e=$(metric_sum "$SENDER_ENTRIES" "$AMP_TMP/scrape")
     l=$(metric_sum "$SOAK_LOSSES" "$AMP_TMP/scrape")

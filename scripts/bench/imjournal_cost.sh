@@ -30,7 +30,6 @@ make_loopfs ext4 256 "$AMP_TMP/out"
 start_rsyslog "$AMP_TMP/out/imjournal.log" journal
 sleep 3     # imjournal at the journal's end
 hz=$(getconf CLK_TCK)
-ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 log=$AMP_TMP/out/imjournal.log
 lines() { if [[ -e $log ]]; then wc -l <"$log"; else echo 0; fi; }
 
@@ -39,7 +38,7 @@ pass() {
     local before want c0 c1
     before=$(lines)
     want=$((before + n))
-    c0=$(ticks "$RSYSLOG_PID")
+    c0=$(cpu_ticks "$RSYSLOG_PID")
     python3 - "$JOURNALD_SOCK" "$AMP_TAG" "$n" <<'PY'
 import socket, sys, time
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -49,7 +48,7 @@ for i in range(int(sys.argv[3])):
     time.sleep(0.002)   # back to back, imjournal 8.2302 loses its place
 PY
     wait_for "[[ \$(lines) -ge $want ]]" 120 || fail "rsyslog wrote $(($(lines) - before)) of $n lines"
-    c1=$(ticks "$RSYSLOG_PID")
+    c1=$(cpu_ticks "$RSYSLOG_PID")
     echo "$1 $(((c1 - c0) * 1000000 / hz / n))"   # us of CPU per entry x 1000 / 1000
 }
 read -r _ off < <(pass untraced)

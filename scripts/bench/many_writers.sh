@@ -28,8 +28,7 @@ make_loopfs ext4 1024 "$AMP_TMP/mw"
 # -q: the summary alone, as make bench measures the loader.
 start_tracer -c bench_writer --dev "$LOOPNAME" -q
 hz=$(getconf CLK_TCK)
-ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
-c0=$(ticks "$TRACER_PID")
+c0=$(cpu_ticks "$TRACER_PID")
 pids=()
 for ((i = 0; i < writers; i++)); do
     taskset -c $((i % ncpu)) "$BW" rate "$AMP_TMP/mw/w$i.log" -r "$rate" -d "$secs" -l "$line" \
@@ -38,7 +37,7 @@ for ((i = 0; i < writers; i++)); do
 done
 for p in "${pids[@]}"; do wait "$p"; done
 sleep 1
-c1=$(ticks "$TRACER_PID")
+c1=$(cpu_ticks "$TRACER_PID")
 sync
 stop_tracer
 achieved=$(cat "$AMP_TMP"/w*.out | sed -n 's/.*achieved_per_s=\([0-9]*\).*/\1/p' | awk '{s += $1} END {print s}')
