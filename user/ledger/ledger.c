@@ -39,6 +39,8 @@
 
 #define WINDOW_QUIET_S 6.0
 #define WINDOW_MAX_S 60.0
+/* How often committed transactions are looked at for retirement. */
+#define TXN_RETIRE_EVERY_S 10.0
 
 struct held {
 	struct entry_costs c;
@@ -85,6 +87,8 @@ struct known_txn {
 	 * ail_read); once none (since ail_clear_at), for good. */
 	bool ail_busy, ail_clear;
 	double ail_read, ail_clear_at;
+	size_t moved_to;	/* its index after a retirement (txns_retire) */
+	bool retiring;
 };
 
 /*
@@ -128,6 +132,9 @@ struct ledger {
 	size_t nr_ready;	/* held entries whose bill is complete */
 	struct known_txn *txns;
 	size_t nr_txns, cap_txns;
+	double settle_s, txns_retired_at;
+	__u64 txns_retired;
+	size_t nr_held, held_peak;
 	struct window *wins;
 	size_t nr_wins, cap_wins;
 	struct ledger_disk *disks;	/* per-disk totals for the summary */
@@ -155,7 +162,14 @@ struct ledger *ledger_new(ledger_emit_fn emit, void *ctx, int devs_fd)
 	l->btrfs_own_fd = -1;
 	l->xfs_ail_fd = -1;
 	l->held_tail = &l->held;
+	ledger_settle_timeout(l, 120.0);
+	l->txns_retired_at = now_s();
 	return l;
+}
+
+void ledger_settle_timeout(struct ledger *l, double settle_s)
+{
+	l->settle_s = settle_s;
 }
 
 void ledger_btrfs_own(struct ledger *l, int fd)
@@ -522,6 +536,7 @@ static void print_ready(struct ledger *l)
 		emit_held(l, h);
 		*pp = h->next;
 		free(h);
+		l->nr_held--;
 	}
 	l->held_tail = pp;
 }
@@ -748,6 +763,8 @@ void ledger_entry(struct ledger *l, const struct amp_entry *e)
 	}
 	*l->held_tail = h;
 	l->held_tail = &h->next;
+	if (++l->nr_held > l->held_peak)
+		l->held_peak = l->nr_held;
 }
 
 /* Share of a commit nobody in the trace claims: to its disk's window. */
@@ -756,6 +773,77 @@ static void txn_release_rest(struct ledger *l, struct known_txn *t)
 	if (txn_bytes(t) > t->given)
 		pool_add(l, txn_disk(l, t), txn_bytes(t) - t->given);
 	t->given = txn_bytes(t);
+}
+
+/* No more entries of t will come: what it kept for them goes by window. */
+static void txn_release_all(struct ledger *l, struct known_txn *t)
+{
+	txn_release_rest(l, t);
+	pool_add(l, txn_disk(l, t), t->late_waiting);
+	t->late_waiting = 0;
+	for (int f = 0; f < AMP_TXN_FILES; f++) {
+		pool_add(l, txn_disk(l, t), t->files_waiting[f] + t->files_late_waiting[f]);
+		t->files_waiting[f] = t->files_late_waiting[f] = 0;
+	}
+}
+
+/*
+ * How long a committed transaction is kept.  Its entries come within the
+ * settle timeout of their syscalls (a tenth more: the sweep's period),
+ * which came before its record; then one may be held for its write-out
+ * window, and on xfs for its AIL write-back, both of which look it up.
+ */
+static double txn_keep_s(const struct ledger *l)
+{
+	return 1.1 * l->settle_s + WINDOW_MAX_S + (l->xfs_ail_fd >= 0 ? l->xfs_hold_s : 0) + 10.0;
+}
+
+/*
+ * Forget the transactions committed longer ago than txn_keep_s: their
+ * entries have all come and gone by then, and
+ * what they kept for the entries that never came (lost in a full ring) goes
+ * by window now rather than at the end of the run.  A busy journal commits
+ * every few seconds: kept for good, the table would grow for as long as the
+ * trace runs, and every entry's lookup with it.  Parked shares of a retired
+ * transaction go by window too; the others are renumbered.
+ */
+static void txns_retire(struct ledger *l, double now)
+{
+	double keep_s = txn_keep_s(l);
+	size_t kept = 0;
+
+	if (now - l->txns_retired_at < TXN_RETIRE_EVERY_S)
+		return;
+	l->txns_retired_at = now;
+	for (size_t i = 0; i < l->nr_txns; i++) {
+		struct known_txn *t = &l->txns[i];
+
+		t->retiring = t->committed && now - t->committed_at >= keep_s;
+		if (t->retiring)
+			txn_release_all(l, t);
+		else
+			t->moved_to = kept++;
+	}
+	if (kept == l->nr_txns)
+		return;
+	for (size_t k = 0; k < l->nr_parked;) {
+		struct parked_share *p = &l->parked[k];
+		struct known_txn *t = &l->txns[p->txn];
+
+		if (!t->retiring) {
+			p->txn = t->moved_to;
+			k++;
+			continue;
+		}
+		pool_add(l, txn_disk(l, t), p->bytes);
+		*p = l->parked[--l->nr_parked];
+	}
+	kept = 0;
+	for (size_t i = 0; i < l->nr_txns; i++)
+		if (!l->txns[i].retiring)
+			l->txns[kept++] = l->txns[i];
+	l->txns_retired += l->nr_txns - kept;
+	l->nr_txns = kept;
 }
 
 
@@ -989,6 +1077,8 @@ void ledger_tick(struct ledger *l, bool force)
 	}
 	ail_release(l, force);
 	print_ready(l);
+	if (!force)
+		txns_retire(l, now);
 }
 
 /* End of run: commits still running count as they stand; print the rest. */
@@ -1019,18 +1109,8 @@ void ledger_flush(struct ledger *l, int txns_fd)
 		h->pending_txns = 0;
 		held_progress(l, h, was);
 	}
-	for (size_t i = 0; i < l->nr_txns; i++) {
-		struct known_txn *t = &l->txns[i];
-
-		txn_release_rest(l, t);
-		/* Late bytes no entry came for: by window. */
-		pool_add(l, txn_disk(l, t), t->late_waiting);
-		t->late_waiting = 0;
-		for (int f = 0; f < AMP_TXN_FILES; f++) {
-			pool_add(l, txn_disk(l, t), t->files_waiting[f] + t->files_late_waiting[f]);
-			t->files_waiting[f] = t->files_late_waiting[f] = 0;
-		}
-	}
+	for (size_t i = 0; i < l->nr_txns; i++)
+		txn_release_all(l, &l->txns[i]);
 	/* Parked shares whose entries never came (all drained by now). */
 	for (size_t k = 0; k < l->nr_parked; k++)
 		pool_add(l, txn_disk(l, &l->txns[l->parked[k].txn]), l->parked[k].bytes);
@@ -1053,6 +1133,14 @@ void ledger_flush(struct ledger *l, int txns_fd)
 		held_progress(l, h, was);
 	}
 	print_ready(l);
+}
+
+void ledger_stats(const struct ledger *l, struct ledger_stats *out)
+{
+	out->txns_kept = l->nr_txns;
+	out->txns_retired = l->txns_retired;
+	out->held = l->nr_held;
+	out->held_peak = l->held_peak;
 }
 
 void ledger_free(struct ledger *l)

@@ -8,6 +8,7 @@
 
 #include <linux/types.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include "amptrace.h"
 
 struct sender;
@@ -54,6 +55,9 @@ void ledger_xfs_ail(struct ledger *l, int fd, double hold_s);
  * reach the ledger: a kernel thread's work for a file that no entry here
  * dirtied waits for theirs (see txn_share_files). */
 void ledger_unsettled(struct ledger *l, struct unsettled *u);
+/* The settler's timeout (--settle-timeout, 120 s unless set): how long
+ * entries of a committed transaction may still come. */
+void ledger_settle_timeout(struct ledger *l, double settle_s);
 /* A RAID1's legs (their disks): each writes a copy of the same journal
  * and metadata, so a transaction's bytes by cause go to each in equal
  * parts.  0, or -1 if out of room (then to one of them). */
@@ -72,6 +76,13 @@ void ledger_tick(struct ledger *l, bool force);
 void ledger_flush(struct ledger *l, int txns_fd);
 /* What the ledger gave disk, into out: 0, or -1 if nothing. */
 int ledger_disk(struct ledger *l, __u32 disk, struct ledger_disk *out);
+/* The ledger's own tables, for -v: what its memory goes to. */
+struct ledger_stats {
+	size_t txns_kept;	/* transactions known now */
+	__u64 txns_retired;	/* forgotten since (txns_retire) */
+	size_t held, held_peak;	/* entries waiting for their bill */
+};
+void ledger_stats(const struct ledger *l, struct ledger_stats *out);
 void ledger_free(struct ledger *l);
 
 #endif /* AMPTRACE_LEDGER_H */

@@ -884,6 +884,18 @@ static void prefault_maps(struct tracer *t)
 	}
 }
 
+/* Under -v, before the flush: how big the ledger's tables grew. */
+static void say_ledger(const struct tracer *t)
+{
+	struct ledger_stats ls;
+
+	if (!t->opts->verbose)
+		return;
+	ledger_stats(t->ledger, &ls);
+	fprintf(stderr, "amptrace: ledger: %zu transactions kept, %llu retired; %zu entries held (at most %zu)\n",
+		ls.txns_kept, (unsigned long long)ls.txns_retired, ls.held, ls.held_peak);
+}
+
 /* What the kernel charges to amptrace's memory cgroup while it loads: its
  * maps as sized (per type, roughly as the kernel allocates them), and the
  * verifier's work on the programs with the loader's own memory, measured
@@ -1077,6 +1089,7 @@ static int load_and_attach(struct tracer *t, const struct preset_syscall *sys, i
 	if (!t->settler)
 		return -1;
 	ledger_unsettled(t->ledger, settler_held(t->settler));
+	ledger_settle_timeout(t->ledger, t->opts->settle_timeout);
 	ledger_layers(t);
 	return 0;
 }
@@ -1232,6 +1245,7 @@ int trace_run(const struct trace_opts *o)
 	ring_buffer__consume(t.rb);	/* what the drain reported */
 	settler_sweep(t.settler, true);
 	settler_drain(t.settler);
+	say_ledger(&t);
 	ledger_flush(t.ledger, bpf_map__fd(t.skel->maps.txns));
 	complete_summary(&t, &s, true);
 	/* The report first: it resolves the files' paths the record then keeps. */
