@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The ground floor: see util.h. */
 #include <argp.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +97,21 @@ int amp_grow(void *pp, size_t *cap, size_t need, size_t size)
 	memcpy(pp, &q, sizeof(q));
 	*cap = c;
 	return 0;
+}
+
+/*
+ * glibc gives memory back only from the heap's top.  The entries a tracer
+ * holds come in bursts (a stall, a disk failing writes: thousands waiting
+ * for their write-out) and are freed in arrival order, under the long-lived
+ * rows allocated meanwhile: without this, RSS would stay at the highest
+ * burst for the rest of a trace.  malloc_trim releases the free pages
+ * inside the heap too.
+ */
+void amp_heap_trim(void)
+{
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
 }
 
 void *amp_row(void *pp, size_t *n, size_t *cap, size_t size, const void *key, size_t key_len)

@@ -44,6 +44,8 @@ __s64 clock_ns(clockid_t id);
  * the per-pid (per-file, ...) tables of the outputs; NULL if out of memory.
  */
 int amp_grow(void *pp, size_t *cap, size_t need, size_t size);
+/* Hand the heap's free pages back to the kernel (see util.c). */
+void amp_heap_trim(void);
 void *amp_row(void *pp, size_t *n, size_t *cap, size_t size, const void *key, size_t key_len);
 
 #endif /* AMPTRACE_UTIL_H */

@@ -44,6 +44,7 @@
 #include "amptrace.skel.h"
 
 #define SWEEP_PERIOD		0.5	/* s: ledger windows */
+#define HEAP_TRIM_PERIOD	10.0	/* s: amp_heap_trim */
 #define METRICS_PERIOD		1.0	/* s: device counters to metrics, textfile rewritten */
 #define CHECKPOINT_PERIOD	2.0	/* s: a summary into the record, for a killed recorder */
 #define MAX_SINKS		4	/* report, record, metrics, top */
@@ -95,7 +96,7 @@ struct tracer {
 	const char *sys_hook;	/* which, for the start line */
 	struct bpf_program *enter_prog;	/* on_syscall_enter or its _cast twin */
 	struct reader_probes readers;	/* relays that read the journal */
-	double start, next_sweep, next_stale;
+	double start, next_sweep, next_stale, next_trim;
 	struct wall_clock clock;	/* entry times: the report's and the record's */
 };
 
@@ -738,6 +739,10 @@ static bool periodic(struct tracer *t)
 		ring_buffer__consume(t->rb);
 		ledger_tick(t->ledger, false);
 		t->next_sweep = now + SWEEP_PERIOD;
+	}
+	if (now >= t->next_trim) {
+		amp_heap_trim();
+		t->next_trim = now + HEAP_TRIM_PERIOD;
 	}
 	for (int i = 0; i < t->nr_sinks; i++)
 		due |= sink_due(&t->sinks[i], now);
