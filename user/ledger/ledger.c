@@ -41,6 +41,8 @@
 #define WINDOW_MAX_S 60.0
 /* How often committed transactions are looked at for retirement. */
 #define TXN_RETIRE_EVERY_S 10.0
+/* How long an entry waits for a commit whose record has not come. */
+#define PENDING_GIVE_UP_S 600.0
 
 struct held {
 	struct entry_costs c;
@@ -50,6 +52,7 @@ struct held {
 	 * write back (ledger_xfs_ail): held until then or ail_until. */
 	bool ail_hold;
 	double ail_until;
+	double arrived;		/* when it reached the ledger */
 	struct held *next;
 	/* Last, and allocated only as far as its scatter slots in use go: a
 	 * busy logger has a minute's worth of entries waiting here. */
@@ -730,6 +733,7 @@ void ledger_entry(struct ledger *l, const struct amp_entry *e)
 	if (!h)
 		return;
 	memcpy(&h->e, e, entry_len(e));
+	h->arrived = now_s();
 	take_btrfs_own(l, h);
 	if (l->nr_parked)
 		claim_parked(l, h);
@@ -815,6 +819,18 @@ static void txns_retire(struct ledger *l, double now)
 	if (now - l->txns_retired_at < TXN_RETIRE_EVERY_S)
 		return;
 	l->txns_retired_at = now;
+	/* An entry waiting for a commit whose record was lost (in a full ring:
+	 * counted there) would wait for the end of the run, as ledger_flush
+	 * ends its wait: given up on after PENDING_GIVE_UP_S, far past any
+	 * commit interval. */
+	for (struct held *h = l->held; h; h = h->next) {
+		bool was = held_ready(h);
+
+		if (h->pending_txns > 0 && now - h->arrived >= PENDING_GIVE_UP_S) {
+			h->pending_txns = 0;
+			held_progress(l, h, was);
+		}
+	}
 	for (size_t i = 0; i < l->nr_txns; i++) {
 		struct known_txn *t = &l->txns[i];
 
@@ -933,7 +949,10 @@ void ledger_txn(struct ledger *l, const struct amp_txn_rec *rec)
 				bool was = held_ready(h);
 
 				claim_share(l, h, t, h->e.txns[i].handles);
-				h->pending_txns--;
+				/* Not for a continuation's record (btrfs), nor for
+				 * an entry that stopped waiting (txns_retire). */
+				if (h->pending_txns > 0)
+					h->pending_txns--;
 				held_progress(l, h, was);
 			}
 	t->given += txn_share_files(l, t, txn_bytes(t), txn_bytes(t) - t->given, false);
