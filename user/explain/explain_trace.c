@@ -40,14 +40,14 @@
 enum {
 	OWN_HEADER, OWN_ENTRY, OWN_GLOBAL, OWN_TAG,
 	OWN_UNEXPLAINED, OWN_METADATA, OWN_FS_JOURNAL, OWN_WINDOW, OWN_UNLISTED,
-	OWN_OTHER_FILE,
+	OWN_OTHER_FILE, OWN_FOLIO_REST,
 	OWN_BTRFS,	/* AMP_BTRFS_TREES rows, in enum amp_btrfs_tree order */
 	OWN_FIXED = OWN_BTRFS + AMP_BTRFS_TREES,
 };
 static const char *const fixed_owner[OWN_FIXED] = {
 	"(header)", "(entry object)", "(global entry array)", "(tag)",
 	"(unexplained)", "(fs metadata)", "(fs journal)", "(write-out window)",
-	"(not in scatter list)", "(other files)",
+	"(not in scatter list)", "(other files)", "(rest of a large folio)",
 	/* btrfs metadata by tree: what the fs metadata of a btrfs entry is. */
 	"(btrfs fs tree)", "(btrfs extent tree)", "(btrfs csum tree)",
 	"(btrfs free-space tree)", "(btrfs root tree)", "(btrfs log tree)",
@@ -376,9 +376,12 @@ static void charge(struct explain_ctx *x, int owner, double pages, double dev, b
 	}
 }
 
-/* One dirtied page of journal file `file`, to its owners. */
+/* One dirtied page of journal file `file`, to its owners.  folio_written:
+ * the page is one of a large folio (a run of several pages: the kernel
+ * dirties and writes it whole) on another page of which this entry wrote;
+ * a page with no write of its own goes to (rest of a large folio). */
 static int explain_page(struct explain_ctx *x, int file, uint64_t page, double dev,
-			json_object *pages)
+			bool folio_written, json_object *pages)
 {
 	struct xfile *xf = &x->opt->files[file];
 	int owners[64];
@@ -389,6 +392,10 @@ static int explain_page(struct explain_ctx *x, int file, uint64_t page, double d
 	json_object *pj = NULL, *oj;
 	int r;
 
+	if (!n && folio_written) {
+		owners[n] = OWN_FOLIO_REST;
+		fresh[n++] = false;
+	}
 	if (!n)
 		charge(x, OWN_UNEXPLAINED, 1, dev, false);
 	for (int i = 0; i < n; i++)
@@ -738,6 +745,7 @@ static int explain_one(struct explain_ctx *x, const struct xentry *t, const stru
 	for (__u32 i = 0; i < t->e.nr_runs && !r; i++) {
 		const struct amp_page_run *run = &t->e.runs[i];
 		double dev = run->written ? ppb : 0;
+		bool folio_written = false;
 
 		if (xrun_meta(run)) {
 			double md = 0;
@@ -753,8 +761,15 @@ static int explain_one(struct explain_ctx *x, const struct xentry *t, const stru
 			charge(x, OWN_OTHER_FILE, run->npages, dev * run->npages, false);
 			continue;
 		}
+		for (unsigned p = 0; p < run->npages && run->npages > 1 && !folio_written; p++) {
+			uint64_t a = (run->index + p) * x->page_size;
+			int own[64];
+			bool fr[64];
+
+			folio_written = page_owners(x, t->file[i], a, a + x->page_size, own, fr, 64) > 0;
+		}
 		for (unsigned p = 0; p < run->npages && !r; p++)
-			r = explain_page(x, t->file[i], run->index + p, dev, pages);
+			r = explain_page(x, t->file[i], run->index + p, dev, folio_written, pages);
 	}
 	if (!r) {
 		__u64 btrfs = btrfs_trees_sum(t->c.btrfs_tree, AMP_BTRFS_TREES), meta;
