@@ -506,6 +506,16 @@ static void held_progress(struct ledger *l, struct held *h, bool was_ready)
 		held_completed(l, h);
 }
 
+/* h waits for no commit record more: those still to come share nothing
+ * with it (ledger_flush, txns_retire). */
+static void held_stop_waiting(struct ledger *l, struct held *h)
+{
+	bool was = held_ready(h);
+
+	h->pending_txns = 0;
+	held_progress(l, h, was);
+}
+
 /* Entries held for the AIL whose write-back came (or whose limit passed). */
 static void ail_release(struct ledger *l, bool force)
 {
@@ -823,14 +833,9 @@ static void txns_retire(struct ledger *l, double now)
 	 * counted there) would wait for the end of the run, as ledger_flush
 	 * ends its wait: given up on after PENDING_GIVE_UP_S, far past any
 	 * commit interval. */
-	for (struct held *h = l->held; h; h = h->next) {
-		bool was = held_ready(h);
-
-		if (h->pending_txns > 0 && now - h->arrived >= PENDING_GIVE_UP_S) {
-			h->pending_txns = 0;
-			held_progress(l, h, was);
-		}
-	}
+	for (struct held *h = l->held; h; h = h->next)
+		if (h->pending_txns > 0 && now - h->arrived >= PENDING_GIVE_UP_S)
+			held_stop_waiting(l, h);
 	for (size_t i = 0; i < l->nr_txns; i++) {
 		struct known_txn *t = &l->txns[i];
 
@@ -1122,12 +1127,8 @@ void ledger_flush(struct ledger *l, int txns_fd)
 		prev = &key;
 	}
 	/* Entries waiting on a commit the trace never saw: nothing to share. */
-	for (struct held *h = l->held; h; h = h->next) {
-		bool was = held_ready(h);
-
-		h->pending_txns = 0;
-		held_progress(l, h, was);
-	}
+	for (struct held *h = l->held; h; h = h->next)
+		held_stop_waiting(l, h);
 	for (size_t i = 0; i < l->nr_txns; i++)
 		txn_release_all(l, &l->txns[i]);
 	/* Parked shares whose entries never came (all drained by now). */
