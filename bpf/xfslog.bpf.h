@@ -109,6 +109,18 @@ int BPF_PROG(on_xfs_setfilesize, void *ip)
 	return 0;
 }
 
+/* A change to a file's extent map, inside its transaction: the flusher
+ * allocating a traced file's delayed blocks at write-back
+ * (xfs_bmapi_convert_delalloc) names no file otherwise, and each such
+ * transaction's log and, once the AIL pushes them, its inode and btree
+ * buffers would go by window. */
+SEC("tp_btf/xfs_bmap_pre_update")
+int BPF_PROG(on_xfs_bmap_pre_update, void *ip)
+{
+	xfs_tag_file(ip);
+	return 0;
+}
+
 /* Set by the loader where a traced disk holds xfs: its log by cause. */
 const volatile bool xfs_traced = false;
 

@@ -8,12 +8,14 @@
 #  (d) the fraction charged by cause stays at least at the floor measured
 #      for each filesystem and writer (a regression fails), and nothing is
 #      late or unwalked (nothing else writes there).
-# FSLIST overrides the filesystems, e.g. FSLIST="ext4 xfs"; T35_WRITERS the
-# writers ("synth journald"); AMP_JOURNALD which journald (252 or 257).
+# AMP_T35_FS (or FSLIST) overrides the filesystems, e.g. "ext4 xfs";
+# AMP_T35_WRITERS (or T35_WRITERS) the writers ("synth journald");
+# AMP_JOURNALD which journald (252 or 257).  The AMP_T35_ names reach a
+# qemu guest's run (scripts/qemu-kernel-test.sh passes AMP_T<N>_*).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
-writers=" ${T35_WRITERS:-synth journald} "
+writers=" ${AMP_T35_WRITERS:-${T35_WRITERS:-synth journald}} "
 [[ $writers != *" journald "* ]] || use_journald
 
 check() {   # FS WHAT TRACE
@@ -91,7 +93,7 @@ if fs == "ext4nj":
 PY
 }
 
-for fs in ${FSLIST:-ext4 ext4nj xfs btrfs}; do
+for fs in ${AMP_T35_FS:-${FSLIST:-ext4 ext4nj xfs btrfs}}; do
     size=512
     # --- synthetic writer on its own filesystem
     if [[ $writers == *" synth "* ]]; then

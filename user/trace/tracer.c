@@ -151,7 +151,7 @@ static double xfs_hold_s(void)
 }
 
 /* xfs's log by cause (bpf/xfslog.bpf.h): its commits, the metadata
- * buffers they logged when written back, and the files its ioend workers
+ * buffers they logged when written back, and the files its kernel workers
  * name.  Without a traced xfs, or without the tracepoint,
  * that part stays on the window rule, as before. */
 static void xfs_programs(struct amptrace *skel, const struct trace_opts *o)
@@ -160,11 +160,13 @@ static void xfs_programs(struct amptrace *skel, const struct trace_opts *o)
 		{ "xfs_trans_commit_items", "xfs log by window" },
 		{ "xfs_unwritten_convert", "xfs extent conversions by window" },
 		{ "xfs_setfilesize", "xfs size updates by window" },
+		{ "xfs_bmap_pre_update", "xfs allocations at write-back by window" },
 	};
 	struct bpf_program *progs[] = {
 		skel->progs.on_xfs_commit_items,
 		skel->progs.on_xfs_unwritten_convert,
 		skel->progs.on_xfs_setfilesize,
+		skel->progs.on_xfs_bmap_pre_update,
 	};
 	struct bpf_program *ail_progs[] = {
 		skel->progs.on_xfs_ail_insert,
