@@ -13,13 +13,14 @@
 #      most 4 KiB by window (the log's covering, no entry's).
 #  (e) xfs journald: at most 64 B by window (kernel threads' shares for
 #      the journal file reach the start-up entry that wrote it).
-# Run by t41_cause_ext4.sh and t41_cause_xfs.sh.  T41_WORKLOADS overrides
+# Run by t41_cause_ext4.sh and t41_cause_xfs.sh.  AMP_T41_WORKLOADS (or
+# T41_WORKLOADS; the AMP_T41_ name reaches a qemu guest's run) overrides
 # the workloads ("synth journald rollback wal").
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
 fs=$1
-work=" ${T41_WORKLOADS:-synth journald rollback wal} "
+work=" ${AMP_T41_WORKLOADS:-${T41_WORKLOADS:-synth journald rollback wal}} "
 inserts=60
 command -v sqlite3 >/dev/null || skip "sqlite3 is not installed (scripts/deps.sh)"
 AMP_JOURNALD=252
