@@ -164,7 +164,8 @@ nested_loopfs() {
 _thaw_quiet() { fsfreeze -u "$1" 2>/dev/null || true; }
 
 # make_loopfs FSTYPE SIZE_MB MOUNTPOINT
-#   FSTYPE: ext4 | ext4nj (no journal) | xfs | btrfs | btrfsC (+C on root dir)
+#   FSTYPE: ext4 | ext4nj (no journal) | xfs | xfsrmap (xfs with the reverse-map
+#   btree, mkfs.xfs's default from xfsprogs 6.5) | btrfs | btrfsC (+C on root dir)
 #   Sets LOOPDEV (/dev/loopN) and LOOPNAME (loopN).  Note mkfs minimums:
 #   xfs needs >= 300 MB, btrfs >= ~114 MB.
 _LOOP_SEQ=0
@@ -180,6 +181,7 @@ make_loopfs() {
         ext4)        mkfs=(mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0) ;;
         ext4nj)      mkfs=(mkfs.ext4 -q -F -E lazy_itable_init=0 -O ^has_journal) ;;
         xfs)         mkfs=(mkfs.xfs -q -f) ;;
+        xfsrmap)     mkfs=(mkfs.xfs -q -f -m rmapbt=1) ;;
         btrfs|btrfsC) mkfs=(mkfs.btrfs -q -f) ;;
         *) _log "make_loopfs: unknown fstype '$fstype'"; return 2 ;;
     esac

@@ -161,12 +161,14 @@ static void xfs_programs(struct amptrace *skel, const struct trace_opts *o)
 		{ "xfs_unwritten_convert", "xfs extent conversions by window" },
 		{ "xfs_setfilesize", "xfs size updates by window" },
 		{ "xfs_bmap_pre_update", "xfs allocations at write-back by window" },
+		{ "xfs_trans_alloc", "xfs rolled transactions' later parts by window" },
 	};
 	struct bpf_program *progs[] = {
 		skel->progs.on_xfs_commit_items,
 		skel->progs.on_xfs_unwritten_convert,
 		skel->progs.on_xfs_setfilesize,
 		skel->progs.on_xfs_bmap_pre_update,
+		skel->progs.on_xfs_trans_alloc,
 	};
 	struct bpf_program *ail_progs[] = {
 		skel->progs.on_xfs_ail_insert,
