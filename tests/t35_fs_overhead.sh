@@ -54,11 +54,13 @@ if fs == "xfs" and d["classes"]["metadata"]:
     # journald-ail floor, measured there (82.6% on 5.15, 85.5% on 6.1,
     # 89.3-93.2% on 6.18; t35 under t96 once 88.2%, by window the log
     # worker's covering transactions).  The synthetic writer's, in the
-    # arm64 guests: 82.6% on 6.12 (55,296 B of metadata), 92.7% on 6.1;
-    # 99.2% where the AIL was not pushed (metadata 0).
-    floor[fs, what] = 0.75
+    # arm64 guests: 82.6% on 6.12 (55,296 B of metadata), 92.7% on 6.1,
+    # while the flusher's allocations at write-back, and their rolls on
+    # rmapbt (Debian 13's mkfs.xfs), named no file; since, 99.9% there and
+    # 99.2-99.3% in t41's synth-ail cases on 5.15, 6.1 and 6.18: held to 90%.
+    floor[fs, what] = 0.90 if what == "synth" else 0.75
     print(f"note: {tag}: {d['classes']['metadata']} B of AIL write-back in the trace: "
-          f"journald-ail floor {floor[fs, what]:.0%}")
+          f"floor {floor[fs, what]:.0%}")
 total, ctr = d["total"], d["counter_bytes"]
 assert abs(total - ctr) <= 0.01 * ctr, f"{tag}: classes {d['classes']} sum {total} vs counter {ctr}"
 print(f"ok: {tag}: classes {d['classes']} sum {total} = counter {ctr}")
