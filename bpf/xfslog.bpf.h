@@ -54,12 +54,16 @@ struct xfs_inode___amp {
  * reverse-map btree's update, where mkfs.xfs enables rmapbt, its default
  * from xfsprogs 6.5; refcount and free-extent items) commits once per roll,
  * and the file tag the first commit takes (txn_add_file_handle) would leave
- * the rest untagged.  So a kernel thread's tag stays with it, for each of
- * its commits, until it allocates its next transaction (rolls duplicate
- * theirs, not allocate).  (Keyed by the log ticket the rolls share, read
- * at xfs_trans_commit since xfs_trans_commit_items comes after the ticket
- * is let go, it worked on 6.18 only: 6.1 and 5.15 stayed at 89-90 %.)
+ * the rest untagged.  So a kernel thread's tag stays with its chain (the
+ * transaction it allocated and every roll of it: rolls duplicate theirs,
+ * not allocate) until it allocates its next transaction.  Not keyed by the
+ * log ticket the rolls share: read at xfs_trans_commit (at
+ * xfs_trans_commit_items it is let go), that worked on 6.18 only; 6.1 and
+ * 5.15 stayed at 89-90 %.  Set by the loader where xfs_trans_alloc, which
+ * ends a chain, is attached: without it a tag would never end.
  */
+const volatile bool xfs_chains = false;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);	/* as kthread_tags */
 	__uint(max_entries, 1024);
@@ -72,7 +76,9 @@ int BPF_PROG(on_xfs_trans_alloc, void *trans)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 
-	if (current_is_kthread())
+	/* Looked up first: the delete takes a bucket lock, and most
+	 * kernel threads' transactions have no chain. */
+	if (current_is_kthread() && bpf_map_lookup_elem(&xfs_chain_tags, &tid))
 		bpf_map_delete_elem(&xfs_chain_tags, &tid);
 	return 0;
 }
@@ -112,14 +118,15 @@ int BPF_PROG(on_xfs_commit_items, void *trans)
 	if (!disk_is_target(key.dev))
 		return 0;
 	key.tid = (__u32)BPF_CORE_READ(mp, m_log, l_cilp, xc_current_sequence);
-	if (current_is_kthread())
+	if (xfs_chains && current_is_kthread())
 		xfs_chain_tag();
 	txn_add_handle(&key, AMP_FS_XFS);
 	return 0;
 }
 
-/* ioend work names the file before its transaction (the kworker that
- * converts unwritten extents or sets the size after the data I/O). */
+/* A kernel thread names the traced file its next transaction is for:
+ * ioend work before it (the kworker that converts unwritten extents or
+ * sets the size after the data I/O), the flusher inside it. */
 static __always_inline void xfs_tag_file(struct xfs_inode___amp *ip)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
@@ -155,11 +162,17 @@ int BPF_PROG(on_xfs_setfilesize, void *ip)
 	return 0;
 }
 
-/* A change to a file's extent map, inside its transaction: the flusher
- * allocating a traced file's delayed blocks at write-back
- * (xfs_bmapi_convert_delalloc) names no file otherwise, and each such
- * transaction's log and, once the AIL pushes them, its inode and btree
- * buffers would go by window. */
+/* A change to a file's extent map by a kernel thread, inside its
+ * transaction: the flusher allocating a traced file's delayed blocks at
+ * write-back (xfs_bmapi_convert_delalloc) names no file otherwise, and each
+ * such transaction's log and, once the AIL pushes them, its inode and
+ * btree buffers would go by window.  Also blockgc trimming a file's
+ * preallocation and inodegc freeing an unlinked file's blocks: that
+ * file's work too.  (A change outside a transaction, a copy-on-write
+ * fork's conversion or a failed write-back's delalloc punched, leaves its
+ * tag to the thread's next commit: current->journal_info does not tell,
+ * as 6.18's xfs leaves it unset inside a transaction; checked, it took
+ * every one of the flusher's tags away.) */
 SEC("tp_btf/xfs_bmap_pre_update")
 int BPF_PROG(on_xfs_bmap_pre_update, void *ip)
 {

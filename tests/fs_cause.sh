@@ -2,8 +2,8 @@
 # fs_cause.sh FS: the bill of one filesystem by cause (issue 17), for the
 # synthetic writer, journald 252 logging one line, and SQLite made here
 # (rollback journal and WAL, synchronous=FULL, autocommit INSERTs); on xfs
-# also the synthetic writer (on xfs with and without the reverse-map
-# btree) and journald's line with their metadata buffers written back in
+# also the synthetic writer (on xfs as mkfs.xfs makes it, and with the
+# reverse-map btree, its default from xfsprogs 6.5) and journald's line with their metadata buffers written back in
 # place inside the trace (synth-ail, synth-ail-rmap, journald-ail: at least
 # 16 KiB of class metadata, or the test cannot tell):
 #  (a) the classes sum to this test's own /sys/block/DEV/stat reading;
@@ -150,11 +150,12 @@ if [[ $fs == xfs && ( $work == *" synth "* || $work == *" journald "* ) ]]; then
     syncd=/proc/sys/fs/xfs/xfssyncd_centisecs
     [[ -w $syncd ]] || modprobe xfs	# a module: its sysctl comes with it
     at_exit bash -c "echo $(cat $syncd) > $syncd"
-    echo ${T41_AIL_SYNCD:-800} > $syncd	# before the mount, which queues the worker
+    ail_wait=${AMP_T41_AIL_WAIT:-${T41_AIL_WAIT:-14}}	# AMP_T41_: reaches a guest
+    echo "${AMP_T41_AIL_SYNCD:-${T41_AIL_SYNCD:-800}}" > $syncd	# before the mount, which queues the worker
     if [[ $work == *" synth "* ]]; then
-        synth_run synth-ail "${T41_AIL_WAIT:-14}"
-        synth_run synth-ail-rmap "${T41_AIL_WAIT:-14}" xfsrmap
+        synth_run synth-ail "$ail_wait"
+        synth_run synth-ail-rmap "$ail_wait" xfsrmap
     fi
     [[ $work != *" journald "* ]] ||
-        journald_line journald-ail "fs cause $fs one line, written back" "${T41_AIL_WAIT:-14}"
+        journald_line journald-ail "fs cause $fs one line, written back" "$ail_wait"
 fi

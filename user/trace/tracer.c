@@ -196,6 +196,9 @@ static void xfs_programs(struct amptrace *skel, const struct trace_opts *o)
 		if (xfs && o->verbose)
 			fprintf(stderr, "amptrace: no %s tracepoint: %s\n", tps[i].tp, tps[i].what);
 	}
+	/* A kernel thread's file tag lasts its transaction's rolls only
+	 * where the allocation that ends them is seen. */
+	skel->rodata->xfs_chains = bpf_program__autoload(skel->progs.on_xfs_trans_alloc);
 	/* Checkpoints whose items the AIL has yet to write back: their
 	 * entries wait for those bytes (the ledger's xfs hold). */
 	ail = skel->rodata->xfs_buf_end_io && kernel_has_tracepoint("xfs_ail_insert") &&
