@@ -3,9 +3,10 @@
 # synthetic writer, journald 252 logging one line, and SQLite made here
 # (rollback journal and WAL, synchronous=FULL, autocommit INSERTs); on xfs
 # also the synthetic writer (on xfs as mkfs.xfs makes it, and with the
-# reverse-map btree, its default from xfsprogs 6.5) and journald's line with their metadata buffers written back in
-# place inside the trace (synth-ail, synth-ail-rmap, journald-ail: at least
-# 16 KiB of class metadata, or the test cannot tell):
+# reverse-map btree, its default from xfsprogs 6.5) and journald's line
+# with their metadata buffers written back in place inside the trace
+# (synth-ail, synth-ail-rmap, journald-ail: at least 16 KiB of class
+# metadata, or the test cannot tell):
 #  (a) the classes sum to this test's own /sys/block/DEV/stat reading;
 #  (b) the entries carry by cause + by window: nothing counted twice;
 #  (c) by cause >= the floor measured on 6.18 for FS and workload (a
